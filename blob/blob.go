@@ -1,0 +1,49 @@
+// Package blob defines the blob store driver contract and a thin portable wrapper.
+//
+// Contract every Driver honours (checked by blob/blobtest):
+//   - Keys are validated by the wrapper before they reach a driver: 1..512 bytes of
+//     [A-Za-z0-9._/-], no leading '/', no empty, "." or ".." segments.
+//   - Put stores r under key atomically: readers see the old blob or the new one, never a
+//     part. When size >= 0, Put fails (and stores nothing) unless r yields exactly size
+//     bytes. When Put returns nil the blob is durable (fsync'd / acknowledged by S3).
+//     If r returns an error or ctx is cancelled, nothing is stored.
+//   - Open returns a reader positioned at 0 that can seek; ENOTFOUND if missing.
+//   - Delete is idempotent: nil when the key does not exist.
+//   - List calls fn for every blob whose key starts with prefix, in any order.
+//   - Errors: *coffer.Error with ENOTFOUND where named; others are backend failures.
+package blob
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// Attrs describes a stored blob.
+type Attrs struct {
+	Key     string
+	Size    int64
+	ModTime time.Time
+}
+
+// Reader is an open blob. Size is known without reading.
+type Reader interface {
+	io.ReadSeekCloser
+	Attrs() Attrs
+}
+
+// Driver is implemented by every blob backend (fsblob, s3blob, memblob).
+type Driver interface {
+	Put(ctx context.Context, key string, r io.Reader, size int64) (Attrs, error)
+	Open(ctx context.Context, key string) (Reader, error)
+	Stat(ctx context.Context, key string) (Attrs, error)
+	Delete(ctx context.Context, key string) error
+	List(ctx context.Context, prefix string, fn func(Attrs) error) error
+	Close() error
+}
+
+// Sweeper is optionally implemented by drivers that leave temporary files behind after
+// a crash (fsblob). SweepTemp removes those older than olderThan and returns how many.
+type Sweeper interface {
+	SweepTemp(ctx context.Context, olderThan time.Time) (int, error)
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// serveConfig is everything `coffer serve` reads from flags and environment.
+type serveConfig struct {
+	Listen           string
+	DataDir          string
+	AdminSecret      string
+	DatabaseURL      string
+	S3Endpoint       string
+	S3Bucket         string
+	S3Region         string
+	S3AccessKey      string
+	S3SecretKey      string
+	S3PathStyle      bool
+	PublicURL        string
+	PresignSecret    string
+	PresignPrevious  []string
+	UnauthorizedRole string
+	ShutdownTimeout  time.Duration
+	SweepInterval    time.Duration
+	StaleUploadAfter time.Duration
+	LogLevel         string
+	LogFormat        string
+}
+
+func (c *serveConfig) storeFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.DataDir, "data-dir", "./data", "directory for the SQLite file and local blobs")
+	fs.StringVar(&c.DatabaseURL, "database-url", "", "postgres://... selects PostgreSQL; empty = SQLite in the data dir")
+	fs.StringVar(&c.S3Endpoint, "s3-endpoint", "", "S3 endpoint (http://host:port or https://...); empty = local disk")
+	fs.StringVar(&c.S3Bucket, "s3-bucket", "", "S3 bucket holding the blobs (created if missing)")
+	fs.StringVar(&c.S3Region, "s3-region", "us-east-1", "S3 region")
+	fs.StringVar(&c.S3AccessKey, "s3-access-key", "", "S3 access key")
+	fs.StringVar(&c.S3SecretKey, "s3-secret-key", "", "S3 secret key")
+	fs.BoolVar(&c.S3PathStyle, "s3-path-style", true, "use path-style S3 URLs (MinIO, SeaweedFS, Ceph); false = virtual-hosted")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.StringVar(&c.LogFormat, "log-format", "json", "log format: json or text")
+}
+
+func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&c.Listen, "listen", "127.0.0.1:8000", "address to listen on")
+	fs.StringVar(&c.AdminSecret, "admin-secret", "", "requests with header x-hasura-admin-secret: <this> are admin")
+	fs.StringVar(&c.PublicURL, "public-url", "", "base URL clients use to reach this server (for presigned URLs); default http://<listen>")
+	fs.StringVar(&c.PresignSecret, "presign-secret", "", "key (>= 32 bytes) signing presigned URLs; default: derived from the admin secret, else a random key kept in the data dir")
+	fs.StringSliceVar(&c.PresignPrevious, "presign-previous-secrets", nil, "earlier presign keys still accepted, so rotation keeps unexpired URLs valid")
+	fs.StringVar(&c.UnauthorizedRole, "unauthorized-role", "public", "role of requests without credentials")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
+	fs.DurationVar(&c.SweepInterval, "sweep-interval", time.Hour, "how often abandoned uploads and orphan blobs are swept")
+	fs.DurationVar(&c.StaleUploadAfter, "stale-upload-after", 24*time.Hour, "an unfinished upload older than this is abandoned (PostgreSQL; with SQLite all are at start)")
+}
+
+func (c *serveConfig) validate() error {
+	if c.S3Endpoint != "" && c.S3Bucket == "" {
+		return fmt.Errorf("--s3-bucket is required with --s3-endpoint")
+	}
+	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		return fmt.Errorf("--database-url must start with postgres:// (empty selects SQLite)")
+	}
+	if c.PresignSecret != "" && len(c.PresignSecret) < 32 {
+		return fmt.Errorf("--presign-secret must be at least 32 bytes")
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Listen
+	}
+	return nil
+}
+
+// usesSQLite reports whether the metadata lives in the data dir.
+func (c *serveConfig) usesSQLite() bool { return c.DatabaseURL == "" }

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+func newServeCmd() *cobra.Command {
+	c := &serveConfig{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the storage server",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			if err := c.validate(); err != nil {
+				return err
+			}
+			log, err := newLogger(c.LogLevel, c.LogFormat)
+			if err != nil {
+				return err
+			}
+			s, err := newServer(cmd.Context(), c, log)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if err := s.listen(); err != nil {
+				return err
+			}
+			return s.run(cmd.Context())
+		},
+	}
+	c.storeFlags(cmd.Flags())
+	c.serveFlags(cmd.Flags())
+	bindEnv(cmd.Flags())
+	return cmd
+}
+
+func newMigrateCmd() *cobra.Command {
+	c := &serveConfig{}
+	cmd := &cobra.Command{
+		Use:   "migrate",
+		Short: "Apply database migrations and exit (serve also migrates at start)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := applyEnv(cmd.Flags()); err != nil {
+				return err
+			}
+			st, err := openStores(cmd.Context(), c)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			fmt.Fprintln(cmd.OutOrStdout(), "migrations applied")
+			return nil
+		},
+	}
+	c.storeFlags(cmd.Flags())
+	bindEnv(cmd.Flags())
+	return cmd
+}
+
+func newLogger(level, format string) (*slog.Logger, error) {
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: lv}
+	switch format {
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format must be json or text")
+}

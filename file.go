@@ -1,0 +1,97 @@
+package coffer
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// File is one stored object's metadata. BlobKey is internal: where the bytes live in the
+// blob store; it changes on every replace and is never shown to clients.
+type File struct {
+	ID               string          `json:"id"`
+	BucketID         string          `json:"bucketId"`
+	Name             string          `json:"name"`
+	Size             int64           `json:"size"`
+	MimeType         string          `json:"mimeType"`
+	ETag             string          `json:"etag"` // strong, quoted: "\"<md5 hex>\""
+	IsUploaded       bool            `json:"isUploaded"`
+	UploadedByUserID string          `json:"uploadedByUserId"`
+	Metadata         json.RawMessage `json:"metadata"` // a JSON object; "{}" when empty
+	CreatedAt        time.Time       `json:"createdAt"`
+	UpdatedAt        time.Time       `json:"updatedAt"`
+	BlobKey          string          `json:"-"`
+}
+
+// FileUpdate lists the fields to change; nil means unchanged.
+type FileUpdate struct {
+	Name       *string
+	Metadata   *json.RawMessage
+	Size       *int64
+	MimeType   *string
+	ETag       *string
+	IsUploaded *bool
+	BlobKey    *string
+	// IfBlobKey, when set, makes the update conditional: ECONFLICT unless the row's
+	// current blob key equals it (guards concurrent replaces).
+	IfBlobKey *string
+}
+
+// Apply copies the set fields of u into f (not UpdatedAt).
+func (u FileUpdate) Apply(f *File) {
+	if u.Name != nil {
+		f.Name = *u.Name
+	}
+	if u.Metadata != nil {
+		f.Metadata = *u.Metadata
+	}
+	if u.Size != nil {
+		f.Size = *u.Size
+	}
+	if u.MimeType != nil {
+		f.MimeType = *u.MimeType
+	}
+	if u.ETag != nil {
+		f.ETag = *u.ETag
+	}
+	if u.IsUploaded != nil {
+		f.IsUploaded = *u.IsUploaded
+	}
+	if u.BlobKey != nil {
+		f.BlobKey = *u.BlobKey
+	}
+}
+
+// ValidateMetadata checks that m is a JSON object of reasonable size and returns it
+// compacted ("{}" for empty input).
+func ValidateMetadata(m []byte) (json.RawMessage, error) {
+	if len(strings.TrimSpace(string(m))) == 0 || string(m) == "null" {
+		return json.RawMessage("{}"), nil
+	}
+	if len(m) > MaxMetadataBytes {
+		return nil, Errorf(EINVALID, "metadata is larger than %d bytes", MaxMetadataBytes)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(m, &obj); err != nil || obj == nil {
+		return nil, Errorf(EINVALID, "metadata must be a JSON object")
+	}
+	out, _ := json.Marshal(obj)
+	return out, nil
+}
+
+// MaxMetadataBytes bounds a file's metadata JSON.
+const MaxMetadataBytes = 64 << 10
+
+// Page is one page of a listing; Next is "" on the last page.
+type Page struct {
+	Files []*File
+	Next  string
+}
+
+// ListOptions select files of one bucket, ordered by name then id.
+type ListOptions struct {
+	BucketID string
+	Prefix   string
+	Limit    int    // 1..1000
+	Cursor   string // opaque, from a previous Page.Next
+}

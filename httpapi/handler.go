@@ -1,0 +1,120 @@
+// Package httpapi serves coffer's hasura-storage-compatible /v1 HTTP API.
+package httpapi
+
+import (
+	_ "embed"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/auth"
+	"github.com/coffer/coffer/service"
+)
+
+//go:embed openapi.yaml
+var openapiYAML []byte
+
+// Config holds the HTTP API settings.
+type Config struct {
+	PublicURL string // base URL clients reach this server at, for presigned URLs
+	MaxRanges int    // Range headers with more ranges are ignored (whole file served)
+	Version   string
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config {
+	return Config{PublicURL: "http://127.0.0.1:8000", MaxRanges: 16, Version: "dev"}
+}
+
+// Validate checks c.
+func (c Config) Validate() error {
+	if !strings.HasPrefix(c.PublicURL, "http://") && !strings.HasPrefix(c.PublicURL, "https://") {
+		return coffer.Errorf(coffer.EINVALID, "public URL must start with http:// or https://")
+	}
+	if c.MaxRanges < 1 {
+		return coffer.Errorf(coffer.EINVALID, "max ranges must be at least 1")
+	}
+	return nil
+}
+
+// Handler is the HTTP API.
+type Handler struct {
+	cfg    Config
+	svc    *service.Service
+	authn  *auth.Authenticator
+	signer *auth.Signer
+	log    *slog.Logger
+	mux    *http.ServeMux
+	root   http.Handler
+}
+
+// New returns the API handler.
+func New(cfg Config, svc *service.Service, authn *auth.Authenticator, signer *auth.Signer, log *slog.Logger) (*Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	h := &Handler{cfg: cfg, svc: svc, authn: authn, signer: signer, log: log, mux: http.NewServeMux()}
+	h.routes()
+	h.root = h.wrap(h.mux)
+	return h, nil
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.root.ServeHTTP(w, r) }
+
+func (h *Handler) routes() {
+	m := h.mux
+	m.HandleFunc("GET /healthz", h.healthz)
+	m.HandleFunc("GET /v1/version", h.version)
+	m.HandleFunc("GET /v1/openapi.yaml", h.openapi)
+
+	m.HandleFunc("POST /v1/files", h.uploadFiles)
+	m.HandleFunc("POST /v1/files/{$}", h.uploadFiles)
+	m.HandleFunc("GET /v1/files/{id}", h.getFile)
+	m.HandleFunc("HEAD /v1/files/{id}", h.getFile)
+	m.HandleFunc("PUT /v1/files/{id}", h.replaceFile)
+	m.HandleFunc("DELETE /v1/files/{id}", h.deleteFile)
+	m.HandleFunc("GET /v1/files/{id}/metadata", h.getFileMetadata)
+	m.HandleFunc("PATCH /v1/files/{id}/metadata", h.updateFileMetadata)
+	m.HandleFunc("GET /v1/files/{id}/presignedurl", h.presignURL)
+	m.HandleFunc("GET /v1/files/{id}/presignedurl/contents", h.presignedContents)
+	m.HandleFunc("GET /v1/files/{id}/presignedurl/content", h.presignedContents)
+
+	m.HandleFunc("GET /v1/buckets", h.listBuckets)
+	m.HandleFunc("POST /v1/buckets", h.createBucket)
+	m.HandleFunc("GET /v1/buckets/{id}", h.getBucket)
+	m.HandleFunc("PATCH /v1/buckets/{id}", h.updateBucket)
+	m.HandleFunc("DELETE /v1/buckets/{id}", h.deleteBucket)
+	m.HandleFunc("GET /v1/buckets/{id}/files", h.listBucketFiles)
+
+	m.HandleFunc("POST /v1/ops/list-orphans", h.listOrphans)
+	m.HandleFunc("POST /v1/ops/delete-orphans", h.deleteOrphans)
+	m.HandleFunc("POST /v1/ops/list-broken-metadata", h.listBrokenMetadata)
+	m.HandleFunc("POST /v1/ops/delete-broken-metadata", h.deleteBrokenMetadata)
+	m.HandleFunc("POST /v1/ops/list-not-uploaded", h.listNotUploaded)
+	m.HandleFunc("POST /v1/ops/sweep", h.sweep)
+
+	m.HandleFunc("/", h.notFound)
+}
+
+func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
+	writeErrorStatus(w, http.StatusNotFound, "no such route: "+r.Method+" "+r.URL.Path)
+}
+
+func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) {
+	if err := h.svc.Meta().Ping(r.Context()); err != nil {
+		writeError(w, r, coffer.Errorf(coffer.EUNAVAILABLE, "metadata store unreachable"))
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"healthz": "ok"})
+}
+
+func (h *Handler) version(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"buildVersion": h.cfg.Version})
+}
+
+func (h *Handler) openapi(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(openapiYAML)
+}

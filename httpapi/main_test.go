@@ -1,0 +1,175 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime/multipart"
+	"net/http"
+	"net/http/httptest"
+	"net/textproto"
+	"path/filepath"
+	"testing"
+
+	"github.com/coffer/coffer/auth"
+	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/blob/fsblob"
+	"github.com/coffer/coffer/httpapi"
+	"github.com/coffer/coffer/meta/sqlite"
+	"github.com/coffer/coffer/service"
+)
+
+const adminSecret = "test-admin-secret"
+
+type env struct {
+	t     *testing.T
+	srv   *httptest.Server
+	svc   *service.Service
+	blobs *blob.Store
+}
+
+// newEnv starts the real handler over SQLite and disk blobs in a temp dir, on loopback.
+func newEnv(t testing.TB) *env {
+	t.Helper()
+	dir := t.TempDir()
+	ctx := context.Background()
+	m, err := sqlite.Open(ctx, filepath.Join(dir, "coffer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d, err := fsblob.New(filepath.Join(dir, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs := blob.New(d)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	cfg := service.DefaultConfig()
+	cfg.SingleNode = true
+	svc, err := service.New(cfg, m, blobs, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acfg := auth.DefaultConfig()
+	acfg.AdminSecret = adminSecret
+	authn, _ := auth.New(acfg)
+	signer, _ := auth.NewSigner("k1", map[string][]byte{"k1": bytes.Repeat([]byte("k"), 32)})
+	srv := httptest.NewUnstartedServer(nil)
+	h, err := httpapi.New(httpapi.Config{PublicURL: "http://" + srv.Listener.Addr().String(), MaxRanges: 16, Version: "test"}, svc, authn, signer, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Config.Handler = h
+	srv.Start()
+	t.Cleanup(func() { srv.Close(); blobs.Close(); m.Close() })
+	tt, _ := t.(*testing.T)
+	return &env{t: tt, srv: srv, svc: svc, blobs: blobs}
+}
+
+type part struct {
+	field, filename, ctype string
+	body                   []byte
+}
+
+func multipartBody(parts ...part) (*bytes.Buffer, string) {
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for _, p := range parts {
+		h := textproto.MIMEHeader{}
+		cd := fmt.Sprintf(`form-data; name=%q`, p.field)
+		if p.filename != "" {
+			cd += fmt.Sprintf(`; filename=%q`, p.filename)
+		}
+		h.Set("Content-Disposition", cd)
+		if p.ctype != "" {
+			h.Set("Content-Type", p.ctype)
+		}
+		w, _ := mw.CreatePart(h)
+		w.Write(p.body)
+	}
+	mw.Close()
+	return &buf, mw.FormDataContentType()
+}
+
+// do sends a request; admin adds the admin secret.
+func (e *env) do(method, path string, body io.Reader, admin bool, hdr ...string) *http.Response {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+path, body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if admin {
+		req.Header.Set("X-Hasura-Admin-Secret", adminSecret)
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return resp
+}
+
+func (e *env) upload(admin bool, parts ...part) *http.Response {
+	e.t.Helper()
+	body, ctype := multipartBody(parts...)
+	return e.do("POST", "/v1/files", body, admin, "Content-Type", ctype)
+}
+
+type uploadResp struct {
+	ProcessedFiles []httpapi.FileMetadata `json:"processedFiles"`
+}
+
+// uploadOne uploads content as name into bucket and returns its metadata.
+func (e *env) uploadOne(bucket, name string, content []byte) httpapi.FileMetadata {
+	e.t.Helper()
+	resp := e.upload(true, part{field: "bucket-id", body: []byte(bucket)}, part{field: "file[]", filename: name, body: content})
+	var out uploadResp
+	mustStatus(e.t, resp, http.StatusCreated, &out)
+	if len(out.ProcessedFiles) != 1 {
+		e.t.Fatalf("processedFiles: %+v", out)
+	}
+	return out.ProcessedFiles[0]
+}
+
+// mustStatus checks the status and decodes a JSON body into v (if non-nil).
+func mustStatus(t *testing.T, resp *http.Response, want int, v any) []byte {
+	t.Helper()
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		t.Fatalf("%s %s: status %d, want %d; body %s", resp.Request.Method, resp.Request.URL.Path, resp.StatusCode, want, b)
+	}
+	if v != nil {
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatalf("decode %s: %v", b, err)
+		}
+	}
+	return b
+}
+
+// mustError checks an error response: status, JSON shape and X-Error header.
+func mustError(t *testing.T, resp *http.Response, want int) string {
+	t.Helper()
+	var e httpapi.ErrorBody
+	body := mustStatus(t, resp, want, nil)
+	if resp.Request.Method == http.MethodHead {
+		if resp.Header.Get("X-Error") == "" {
+			t.Fatalf("HEAD error without X-Error header")
+		}
+		return resp.Header.Get("X-Error")
+	}
+	if err := json.Unmarshal(body, &e); err != nil || e.Error.Message == "" {
+		t.Fatalf("error body %q is not {\"error\":{\"message\":...}}", body)
+	}
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Fatalf("error Content-Type %q", ct)
+	}
+	return e.Error.Message
+}

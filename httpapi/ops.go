@@ -1,0 +1,65 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/coffer/coffer"
+)
+
+func (h *Handler) listOrphans(w http.ResponseWriter, r *http.Request) {
+	keys, err := h.svc.ListOrphans(r.Context(), principal(r))
+	respondOps(w, r, keys, err)
+}
+
+func (h *Handler) deleteOrphans(w http.ResponseWriter, r *http.Request) {
+	keys, err := h.svc.DeleteOrphans(r.Context(), principal(r))
+	respondOps(w, r, keys, err)
+}
+
+func (h *Handler) listBrokenMetadata(w http.ResponseWriter, r *http.Request) {
+	fs, err := h.svc.ListBrokenMetadata(r.Context(), principal(r))
+	respondOps(w, r, filesJSON(fs), err)
+}
+
+func (h *Handler) deleteBrokenMetadata(w http.ResponseWriter, r *http.Request) {
+	fs, err := h.svc.DeleteBrokenMetadata(r.Context(), principal(r))
+	respondOps(w, r, filesJSON(fs), err)
+}
+
+func (h *Handler) listNotUploaded(w http.ResponseWriter, r *http.Request) {
+	fs, err := h.svc.ListNotUploaded(r.Context(), principal(r))
+	respondOps(w, r, filesJSON(fs), err)
+}
+
+// sweep runs the sweeper now, treating uploads older than ?olderThan= (a Go duration,
+// default 24h) as abandoned.
+func (h *Handler) sweep(w http.ResponseWriter, r *http.Request) {
+	if !principal(r).Admin {
+		writeError(w, r, coffer.Errorf(coffer.EUNAUTHORIZED, "this action needs the admin secret (x-hasura-admin-secret)"))
+		return
+	}
+	age := 24 * time.Hour
+	if s := r.URL.Query().Get("olderThan"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			writeError(w, r, coffer.Errorf(coffer.EINVALID, "olderThan must be a duration like 1h"))
+			return
+		}
+		age = d
+	}
+	rep, err := h.svc.Sweep(r.Context(), time.Now().Add(-age))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rep)
+}
+
+func respondOps[T any](w http.ResponseWriter, r *http.Request, items []T, err error) {
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"files": items})
+}

@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestCrashDuringUploads kills the server with SIGKILL while 20 uploads stream in, then
+// restarts it: every listed file must be complete and match its etag, and after the
+// startup sweep no temp file or orphan blob may remain.
+func TestCrashDuringUploads(t *testing.T) {
+	dataDir := t.TempDir()
+	env := []string{"COFFER_DATA_DIR=" + dataDir}
+	p := start(t, env...)
+	var committed sync.Map
+	var started atomic.Int32
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			// Sizes from 64 KiB to ~40 MiB so some finish before the kill and some do not.
+			size := int64(64<<10) << (i % 10)
+			started.Add(1)
+			f, err := p.uploadStream(ctx, "crash/"+strconv.Itoa(i)+".bin", newGen(size, uint64(i)))
+			if err == nil {
+				committed.Store(f.ID, f)
+			}
+		}(i)
+	}
+	time.Sleep(400 * time.Millisecond)
+	p.kill9()
+	cancel()
+	wg.Wait()
+
+	p = start(t, env...)
+	files := p.listAll("default")
+	n := 0
+	committed.Range(func(_, _ any) bool { n++; return true })
+	t.Logf("%d uploads acknowledged before the kill, %d files listed after restart", n, len(files))
+	listed := map[string]bool{}
+	for _, f := range files {
+		listed[f.ID] = true
+		etag, size := p.downloadMD5(f.ID)
+		if etag != f.ETag || size != f.Size {
+			t.Errorf("file %s: downloaded %s/%d, stored %s/%d", f.Name, etag, size, f.ETag, f.Size)
+		}
+	}
+	committed.Range(func(k, _ any) bool {
+		if !listed[k.(string)] {
+			t.Errorf("acknowledged upload %s is missing after restart", k)
+		}
+		return true
+	})
+	var orphans struct{ Files []string }
+	p.postJSON("/v1/ops/list-orphans", &orphans)
+	if len(orphans.Files) != 0 {
+		t.Errorf("orphan blobs after restart: %v", orphans.Files)
+	}
+	var notUploaded struct{ Files []fileMeta }
+	p.postJSON("/v1/ops/list-not-uploaded", &notUploaded)
+	if len(notUploaded.Files) != 0 {
+		t.Errorf("not-uploaded rows after restart: %v", notUploaded.Files)
+	}
+	tmp, _ := os.ReadDir(filepath.Join(dataDir, "blobs", "tmp"))
+	if len(tmp) != 0 {
+		t.Errorf("%d temp files left after the startup sweep", len(tmp))
+	}
+}
+
+// TestLargeUploadConstantMemory streams a large file up and down and checks the
+// server's peak RSS stays far below the file size. COFFER_E2E_LARGE_MB sets the size
+// (default 256; the README reports a 1024 MB run).
+func TestLargeUploadConstantMemory(t *testing.T) {
+	mb := int64(256)
+	if s := os.Getenv("COFFER_E2E_LARGE_MB"); s != "" {
+		mb, _ = strconv.ParseInt(s, 10, 64)
+	}
+	size := mb << 20
+	p := start(t, "COFFER_DATA_DIR="+t.TempDir())
+	resp, err := p.request(context.Background(), "PATCH", "/v1/buckets/default", strings.NewReader(`{"maxUploadFileSize":0}`))
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("unlimit bucket: %v %v", err, resp)
+	}
+	resp.Body.Close()
+	t0 := time.Now()
+	f, err := p.uploadStream(context.Background(), "large.bin", newGen(size, 42))
+	if err != nil {
+		t.Fatal(err)
+	}
+	upRSS, upDur := p.peakRSS(), time.Since(t0)
+	t0 = time.Now()
+	etag, n := p.downloadMD5(f.ID)
+	downRSS, downDur := p.peakRSS(), time.Since(t0)
+	if etag != f.ETag || n != size {
+		t.Fatalf("download %s/%d, want %s/%d", etag, n, f.ETag, size)
+	}
+	t.Logf("%d MB: upload %.1fs, peak RSS after upload %d MB; download %.1fs, peak RSS after download %d MB",
+		mb, upDur.Seconds(), upRSS>>20, downDur.Seconds(), downRSS>>20)
+	if downRSS > 96<<20 {
+		t.Errorf("peak RSS %d MB: the server is buffering", downRSS>>20)
+	}
+}

@@ -1,0 +1,82 @@
+// Package meta defines the metadata store: buckets, files and upload intents.
+//
+// Contract every Store honours (checked by meta/metatest):
+//   - Errors are *coffer.Error with the codes named on each method; anything else is a
+//     backend failure and is returned wrapped as EINTERNAL.
+//   - Timestamps are UTC, truncated to microseconds (PostgreSQL's precision).
+//   - Metadata JSON round-trips as an equivalent JSON object ("{}" when empty).
+//   - An upload intent records a blob key that is being written. Blobs referenced
+//     neither by a file row nor by an intent are orphans and may be deleted at any time.
+package meta
+
+import (
+	"context"
+	"time"
+
+	"github.com/coffer/coffer"
+)
+
+// Store is the metadata store.
+type Store interface {
+	// CreateBucket inserts b, setting CreatedAt/UpdatedAt. ECONFLICT if the id exists.
+	CreateBucket(ctx context.Context, b *coffer.Bucket) error
+	// GetBucket returns ENOTFOUND if there is no such bucket.
+	GetBucket(ctx context.Context, id string) (*coffer.Bucket, error)
+	// ListBuckets returns all buckets ordered by id.
+	ListBuckets(ctx context.Context) ([]*coffer.Bucket, error)
+	// UpdateBucket applies u and bumps UpdatedAt. ENOTFOUND if missing.
+	UpdateBucket(ctx context.Context, id string, u coffer.BucketUpdate) (*coffer.Bucket, error)
+	// DeleteBucket removes an empty bucket. ENOTFOUND if missing, ECONFLICT if it still
+	// holds files (uploaded or not).
+	DeleteBucket(ctx context.Context, id string) error
+
+	// BeginUpload records the intent to write blobKey. When f is non-nil it also inserts
+	// f (IsUploaded false) in the same transaction, setting CreatedAt/UpdatedAt:
+	// ECONFLICT if f.ID exists, ENOTFOUND if f.BucketID does not exist.
+	BeginUpload(ctx context.Context, blobKey string, f *coffer.File) error
+	// CommitUpload applies u to file id, bumps UpdatedAt and removes the intent for
+	// blobKey, in one transaction, and returns the row as it was before and after.
+	// ENOTFOUND if the file is gone; ECONFLICT if u.IfBlobKey is set and differs.
+	CommitUpload(ctx context.Context, id, blobKey string, u coffer.FileUpdate) (before, after *coffer.File, err error)
+	// CreateFiles inserts already-uploaded files (IsUploaded true, BlobKey set) and
+	// removes the intent for each file's BlobKey, all in one transaction: every file
+	// becomes visible or none does. Sets CreatedAt/UpdatedAt. ECONFLICT if an id exists
+	// (or appears twice), ENOTFOUND if a bucket does not exist, ECONFLICT if an intent
+	// for a BlobKey is missing (the upload was swept as abandoned).
+	CreateFiles(ctx context.Context, files []*coffer.File) error
+	// AbortUpload removes the intent for blobKey and, if a not-yet-uploaded file row
+	// points at blobKey, that row too. No error if neither exists.
+	AbortUpload(ctx context.Context, blobKey string) error
+	// StaleIntents returns intents created before olderThan.
+	StaleIntents(ctx context.Context, olderThan time.Time) ([]Intent, error)
+	// BlobReferenced reports whether blobKey is referenced by a file row or an intent.
+	BlobReferenced(ctx context.Context, blobKey string) (bool, error)
+
+	// GetFile returns ENOTFOUND if there is no such file (uploaded or not).
+	GetFile(ctx context.Context, id string) (*coffer.File, error)
+	// UpdateFile applies u, bumps UpdatedAt, returns the new row. ENOTFOUND if missing;
+	// ECONFLICT if u.IfBlobKey is set and differs.
+	UpdateFile(ctx context.Context, id string, u coffer.FileUpdate) (*coffer.File, error)
+	// DeleteFile removes the row and returns it. ENOTFOUND if missing.
+	DeleteFile(ctx context.Context, id string) (*coffer.File, error)
+	// ListFiles returns uploaded files of opt.BucketID whose name starts with opt.Prefix,
+	// ordered by (name, id), at most opt.Limit, from opt.Cursor on. EINVALID for a bad
+	// cursor. An empty result for a bucket that does not exist (the caller checks).
+	ListFiles(ctx context.Context, opt coffer.ListOptions) (coffer.Page, error)
+	// ListNotUploaded returns files with IsUploaded false, oldest first, at most limit.
+	ListNotUploaded(ctx context.Context, limit int) ([]*coffer.File, error)
+	// EachFile calls fn for every file row (any state), in id order, stopping at the
+	// first error fn returns.
+	EachFile(ctx context.Context, fn func(*coffer.File) error) error
+
+	// Ping checks the connection.
+	Ping(ctx context.Context) error
+	Close() error
+}
+
+// Intent is an upload in progress (or abandoned by a crash).
+type Intent struct {
+	BlobKey   string
+	FileID    string
+	CreatedAt time.Time
+}

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Installs (if missing) and starts the real servers the test suites use, on 127.0.0.1:
+#   - PostgreSQL (Debian package), a private throwaway cluster
+#   - versitygw, an S3-compatible server built from the Go module proxy and cached
+# Source it: it exports COFFER_TEST_* variables and registers a cleanup trap.
+# Nothing here listens on anything but 127.0.0.1.
+
+COFFER_TOOLS=${COFFER_TOOLS:-$HOME/.cache/coffer-bin}
+VERSITYGW_VERSION=${VERSITYGW_VERSION:-v1.8.0}
+svc_dir=$(mktemp -d /tmp/coffer-test-services.XXXXXX)
+chmod 755 "$svc_dir"
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+as_postgres() {
+  if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+ensure_postgres() {
+  if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+    echo "test-services: installing PostgreSQL (apt)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  fi
+  pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
+}
+
+start_postgres() {
+  ensure_postgres
+  local port; port=$(free_port)
+  pg_data="$svc_dir/pg"
+  mkdir -p "$pg_data" && chown postgres:postgres "$pg_data" 2>/dev/null || true
+  as_postgres "$pg_bin/initdb" -D "$pg_data" -U postgres --auth=trust -E UTF8 >"$svc_dir/initdb.log" 2>&1 \
+    || { cat "$svc_dir/initdb.log"; return 1; }
+  as_postgres "$pg_bin/pg_ctl" -D "$pg_data" -l "$svc_dir/pg.log" -w -o \
+    "-p $port -c listen_addresses=127.0.0.1 -k $svc_dir -c fsync=off -c max_connections=300" start >/dev/null \
+    || { cat "$svc_dir/pg.log"; return 1; }
+  export COFFER_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
+  echo "test-services: PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
+}
+
+ensure_versitygw() {
+  versitygw="$COFFER_TOOLS/versitygw"
+  if [ ! -x "$versitygw" ]; then
+    echo "test-services: building versitygw $VERSITYGW_VERSION (first run only, a few minutes)"
+    mkdir -p "$COFFER_TOOLS"
+    (cd /tmp && GOBIN="$COFFER_TOOLS" GOFLAGS= go install "github.com/versity/versitygw/cmd/versitygw@$VERSITYGW_VERSION")
+  fi
+}
+
+start_s3() {
+  ensure_versitygw
+  local port; port=$(free_port)
+  mkdir -p "$svc_dir/s3"
+  ROOT_ACCESS_KEY=coffertest ROOT_SECRET_KEY=coffertestsecret \
+    "$versitygw" --port "127.0.0.1:$port" posix "$svc_dir/s3" >"$svc_dir/s3.log" 2>&1 &
+  s3_pid=$!
+  for _ in $(seq 1 100); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
+    sleep 0.1
+  done
+  export COFFER_TEST_S3_ENDPOINT="http://127.0.0.1:$port"
+  export COFFER_TEST_S3_ACCESS_KEY=coffertest COFFER_TEST_S3_SECRET_KEY=coffertestsecret
+  echo "test-services: versitygw (S3) on 127.0.0.1:$port"
+}
+
+stop_services() {
+  [ -n "${s3_pid:-}" ] && kill "$s3_pid" 2>/dev/null
+  [ -n "${pg_data:-}" ] && as_postgres "$pg_bin/pg_ctl" -D "$pg_data" -m immediate stop >/dev/null 2>&1
+  rm -rf "$svc_dir"
+}
+
+trap stop_services EXIT
+unset AWS_CA_BUNDLE
+start_postgres
+start_s3
+export COFFER_TEST_REQUIRE_SERVICES=1

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every test of coffer against real servers: installs and starts PostgreSQL and an
+# S3-compatible server on 127.0.0.1 (scripts/test-services.sh), then vet, the unit,
+# conformance and end-to-end suites, and a short run of every fuzz target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOFLAGS=${GOFLAGS:--buildvcs=false}
+
+if ! command -v go >/dev/null; then
+  echo "test.sh: Go is required (https://go.dev/dl); Debian: apt-get install golang" >&2
+  exit 1
+fi
+
+# shellcheck source=scripts/test-services.sh
+source scripts/test-services.sh
+
+echo "== go vet"
+go vet ./...
+echo "== go test"
+go test -count=1 -timeout 20m ./...
+echo "== go test -race (service layers)"
+go test -count=1 -race -timeout 20m ./service/... ./httpapi/... ./blob/... ./meta/...
+echo "== fuzz (short)"
+scripts/fuzz.sh "${FUZZTIME:-5s}"
+echo "== all tests passed"

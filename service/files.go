@@ -1,0 +1,118 @@
+package service
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/blob"
+)
+
+// GetFile returns a file's metadata and its bucket. ENOTFOUND if the file does not
+// exist, is not uploaded yet, or p may not read it.
+func (s *Service) GetFile(ctx context.Context, p *coffer.Principal, id string) (*coffer.File, *coffer.Bucket, error) {
+	id, err := coffer.ParseFileID(id)
+	if err != nil {
+		return nil, nil, errFileNotFound()
+	}
+	f, err := s.meta.GetFile(ctx, id)
+	if err != nil {
+		if coffer.ErrorCode(err) == coffer.ENOTFOUND {
+			return nil, nil, errFileNotFound()
+		}
+		return nil, nil, err
+	}
+	if !f.IsUploaded {
+		return nil, nil, errFileNotFound()
+	}
+	b, err := s.meta.GetBucket(ctx, f.BucketID)
+	if err != nil {
+		return nil, nil, coffer.Internal(err, "file's bucket")
+	}
+	if !canRead(p, b) {
+		return nil, nil, errFileNotFound()
+	}
+	return f, b, nil
+}
+
+// OpenFile returns the file's metadata, bucket and an open reader of its contents.
+// The caller closes the reader.
+func (s *Service) OpenFile(ctx context.Context, p *coffer.Principal, id string) (*coffer.File, *coffer.Bucket, blob.Reader, error) {
+	f, b, err := s.GetFile(ctx, p, id)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	r, err := s.blobs.Open(ctx, f.BlobKey)
+	if err != nil {
+		if coffer.ErrorCode(err) == coffer.ENOTFOUND {
+			s.log.Error("file row without blob (broken metadata)", "file", f.ID, "key", f.BlobKey)
+			return nil, nil, nil, coffer.Internal(err, "file contents are missing")
+		}
+		return nil, nil, nil, err
+	}
+	return f, b, r, nil
+}
+
+// DeleteFile removes a file: the row first, then its blob.
+func (s *Service) DeleteFile(ctx context.Context, p *coffer.Principal, id string) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	id, err := coffer.ParseFileID(id)
+	if err != nil {
+		return errFileNotFound()
+	}
+	f, err := s.meta.DeleteFile(ctx, id)
+	if err != nil {
+		if coffer.ErrorCode(err) == coffer.ENOTFOUND {
+			return errFileNotFound()
+		}
+		return err
+	}
+	s.deleteBlob(ctx, f.BlobKey)
+	return nil
+}
+
+// UpdateFile changes a file's name and/or metadata.
+func (s *Service) UpdateFile(ctx context.Context, p *coffer.Principal, id string, name *string, md json.RawMessage) (*coffer.File, error) {
+	if err := requireAdmin(p); err != nil {
+		return nil, err
+	}
+	if _, _, err := s.GetFile(ctx, p, id); err != nil {
+		return nil, err
+	}
+	var u coffer.FileUpdate
+	if name != nil {
+		n, err := coffer.CleanName(*name)
+		if err != nil {
+			return nil, err
+		}
+		u.Name = &n
+	}
+	if md != nil {
+		m, err := coffer.ValidateMetadata(md)
+		if err != nil {
+			return nil, err
+		}
+		u.Metadata = &m
+	}
+	id, _ = coffer.ParseFileID(id)
+	return s.meta.UpdateFile(ctx, id, u)
+}
+
+// ListFiles lists a bucket's uploaded files in (name, id) order.
+func (s *Service) ListFiles(ctx context.Context, p *coffer.Principal, opt coffer.ListOptions) (coffer.Page, error) {
+	b, err := s.meta.GetBucket(ctx, opt.BucketID)
+	if err != nil {
+		return coffer.Page{}, err
+	}
+	if !canRead(p, b) {
+		if err := requireAdmin(p); err != nil {
+			return coffer.Page{}, err
+		}
+	}
+	if opt.Limit < 0 || opt.Limit > 1000 {
+		return coffer.Page{}, coffer.Errorf(coffer.EINVALID, "limit must be between 1 and 1000")
+	}
+	return s.meta.ListFiles(ctx, opt)
+}

@@ -1,0 +1,155 @@
+package service
+
+import (
+	"context"
+	"time"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/blob"
+)
+
+// SweepReport says what a sweep removed.
+type SweepReport struct {
+	AbandonedUploads int      `json:"abandonedUploads"`
+	TempFiles        int      `json:"tempFiles"`
+	OrphanBlobs      []string `json:"orphanBlobs"`
+}
+
+// Sweep removes what crashes and failures leave behind: upload intents older than
+// staleBefore (with their blobs and not-uploaded rows), driver temp files older than
+// staleBefore, and blobs that nothing references.
+func (s *Service) Sweep(ctx context.Context, staleBefore time.Time) (SweepReport, error) {
+	var rep SweepReport
+	intents, err := s.meta.StaleIntents(ctx, staleBefore)
+	if err != nil {
+		return rep, err
+	}
+	for _, in := range intents {
+		if err := s.meta.AbortUpload(ctx, in.BlobKey); err != nil {
+			return rep, err
+		}
+		rep.AbandonedUploads++
+	}
+	if rep.TempFiles, err = s.blobs.SweepTemp(ctx, staleBefore); err != nil {
+		return rep, err
+	}
+	orphans, err := s.DeleteOrphans(ctx, coffer.AdminPrincipal())
+	rep.OrphanBlobs = orphans
+	return rep, err
+}
+
+// StartupSweep runs at start: on a single node every intent and temp file is
+// abandoned; with shared stores only those older than StaleUploadAfter are.
+func (s *Service) StartupSweep(ctx context.Context) (SweepReport, error) {
+	return s.Sweep(ctx, s.staleBefore())
+}
+
+func (s *Service) staleBefore() time.Time {
+	if s.cfg.SingleNode {
+		return s.now()
+	}
+	return s.now().Add(-s.cfg.StaleUploadAfter)
+}
+
+// RunSweeper sweeps every interval until ctx ends.
+func (s *Service) RunSweeper(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			rep, err := s.Sweep(ctx, s.now().Add(-s.cfg.StaleUploadAfter))
+			if err != nil && ctx.Err() == nil {
+				s.log.Error("sweep failed", "err", err)
+			} else if rep.AbandonedUploads+rep.TempFiles+len(rep.OrphanBlobs) > 0 {
+				s.log.Info("sweep", "abandoned_uploads", rep.AbandonedUploads, "temp_files", rep.TempFiles, "orphan_blobs", len(rep.OrphanBlobs))
+			}
+		}
+	}
+}
+
+// ListOrphans returns blob keys that no file row and no upload intent references.
+func (s *Service) ListOrphans(ctx context.Context, p *coffer.Principal) ([]string, error) {
+	if err := requireAdmin(p); err != nil {
+		return nil, err
+	}
+	orphans := []string{}
+	err := s.blobs.List(ctx, "", func(a blob.Attrs) error {
+		ref, err := s.meta.BlobReferenced(ctx, a.Key)
+		if err == nil && !ref {
+			orphans = append(orphans, a.Key)
+		}
+		return err
+	})
+	return orphans, err
+}
+
+// DeleteOrphans deletes the blobs ListOrphans finds (re-checking each one first).
+func (s *Service) DeleteOrphans(ctx context.Context, p *coffer.Principal) ([]string, error) {
+	orphans, err := s.ListOrphans(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	deleted := []string{}
+	for _, key := range orphans {
+		ref, err := s.meta.BlobReferenced(ctx, key)
+		if err != nil {
+			return deleted, err
+		}
+		if ref {
+			continue
+		}
+		if err := s.blobs.Delete(ctx, key); err != nil {
+			return deleted, err
+		}
+		deleted = append(deleted, key)
+	}
+	return deleted, nil
+}
+
+// ListBrokenMetadata returns uploaded files whose blob is missing.
+func (s *Service) ListBrokenMetadata(ctx context.Context, p *coffer.Principal) ([]*coffer.File, error) {
+	if err := requireAdmin(p); err != nil {
+		return nil, err
+	}
+	broken := []*coffer.File{}
+	err := s.meta.EachFile(ctx, func(f *coffer.File) error {
+		if !f.IsUploaded {
+			return nil
+		}
+		_, err := s.blobs.Stat(ctx, f.BlobKey)
+		switch coffer.ErrorCode(err) {
+		case "":
+			return nil
+		case coffer.ENOTFOUND:
+			broken = append(broken, f)
+			return nil
+		}
+		return err
+	})
+	return broken, err
+}
+
+// DeleteBrokenMetadata deletes the rows ListBrokenMetadata finds.
+func (s *Service) DeleteBrokenMetadata(ctx context.Context, p *coffer.Principal) ([]*coffer.File, error) {
+	broken, err := s.ListBrokenMetadata(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range broken {
+		if _, err := s.meta.DeleteFile(ctx, f.ID); err != nil && coffer.ErrorCode(err) != coffer.ENOTFOUND {
+			return nil, err
+		}
+	}
+	return broken, nil
+}
+
+// ListNotUploaded returns files whose upload never completed.
+func (s *Service) ListNotUploaded(ctx context.Context, p *coffer.Principal) ([]*coffer.File, error) {
+	if err := requireAdmin(p); err != nil {
+		return nil, err
+	}
+	return s.meta.ListNotUploaded(ctx, 1000)
+}

@@ -1,0 +1,104 @@
+// Package service implements coffer's use cases over a metadata store and a blob
+// store: access checks, then metadata, then blobs. No HTTP and no SQL here.
+//
+// Write ordering keeps crashes harmless: an upload intent is recorded before a blob is
+// written, the blob is durable before the file row commits (removing the intent in the
+// same transaction), and a replaced or deleted blob is removed only after the row no
+// longer points at it. Whatever a crash leaves behind is an intent or an unreferenced
+// blob, which Sweep removes.
+package service
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"time"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/meta"
+)
+
+// Config holds the service settings.
+type Config struct {
+	// StaleUploadAfter: an upload intent older than this is treated as abandoned.
+	StaleUploadAfter time.Duration
+	// SingleNode: no other process shares the stores (embedded SQLite), so at start
+	// every intent and temp file is abandoned.
+	SingleNode bool
+}
+
+// DefaultConfig returns the defaults.
+func DefaultConfig() Config { return Config{StaleUploadAfter: 24 * time.Hour} }
+
+// Validate checks c.
+func (c Config) Validate() error {
+	if c.StaleUploadAfter < time.Minute {
+		return coffer.Errorf(coffer.EINVALID, "stale upload age must be at least 1m")
+	}
+	return nil
+}
+
+// Service is coffer's application layer.
+type Service struct {
+	cfg   Config
+	meta  meta.Store
+	blobs *blob.Store
+	log   *slog.Logger
+	now   func() time.Time
+}
+
+// New returns a Service over the given stores.
+func New(cfg Config, m meta.Store, b *blob.Store, log *slog.Logger) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{cfg: cfg, meta: m, blobs: b, log: log, now: time.Now}, nil
+}
+
+// Meta returns the metadata store (for health checks).
+func (s *Service) Meta() meta.Store { return s.meta }
+
+// newBlobKey returns a fresh, never reused blob key "f/<2 hex>/<32 hex>". Keys are
+// independent of file ids (a multipart upload may name its file after the bytes
+// arrived) and every replace writes a new blob, so readers never see a half-written one.
+func newBlobKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	h := hex.EncodeToString(b[:])
+	return "f/" + h[:2] + "/" + h
+}
+
+// canRead reports whether p may read files of b. Until per-role rules land, only the
+// admin and anonymous readers of public buckets may read.
+func canRead(p *coffer.Principal, b *coffer.Bucket) bool {
+	return p.Admin || b.Public
+}
+
+// requireAdmin refuses non-admin principals: 401 without credentials, 403 with.
+func requireAdmin(p *coffer.Principal) error {
+	if p.Admin {
+		return nil
+	}
+	if p.UserID == "" {
+		return coffer.Errorf(coffer.EUNAUTHORIZED, "this action needs the admin secret (x-hasura-admin-secret)")
+	}
+	return coffer.Errorf(coffer.EFORBIDDEN, "this action is not allowed for role %q", p.Role)
+}
+
+// errFileNotFound is what a missing file and an unreadable one both answer, so that
+// existence never leaks.
+func errFileNotFound() error { return coffer.Errorf(coffer.ENOTFOUND, "file not found") }
+
+// deleteBlobLater removes a blob that no row references any more; failures are logged
+// and left to the sweeper.
+func (s *Service) deleteBlob(ctx context.Context, key string) {
+	ctx = context.WithoutCancel(ctx)
+	if err := s.blobs.Delete(ctx, key); err != nil {
+		s.log.Warn("blob delete failed; the sweeper will retry", "key", key, "err", err)
+	}
+}

@@ -1,0 +1,329 @@
+package service
+
+import (
+	"bufio"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"hash"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/coffer/coffer"
+)
+
+// Upload collects the files of one upload (POST, several files) or replace (PUT, one
+// file) request. Contents stream into blobs as they arrive; names, ids and metadata
+// may come before or after; Commit makes all of them visible at once, or none.
+// Always defer Abort: it removes whatever was not committed.
+type Upload struct {
+	s         *Service
+	p         *coffer.Principal
+	bucket    *coffer.Bucket
+	replaceID string // set for a replace
+	old       *coffer.File
+	items     []*uploadItem
+	done      bool
+}
+
+type uploadItem struct {
+	blobKey  string
+	size     int64
+	mimeType string
+	etag     string
+	partName string // the multipart filename, used when no name is given
+	id       string
+	name     string
+	metadata json.RawMessage
+	hasMeta  bool
+}
+
+// UploadMeta is the client-supplied part of a file's metadata.
+type UploadMeta struct {
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Metadata json.RawMessage `json:"metadata"`
+}
+
+// BeginUpload starts an upload of new files into bucketID.
+func (s *Service) BeginUpload(ctx context.Context, p *coffer.Principal, bucketID string) (*Upload, error) {
+	if err := requireAdmin(p); err != nil {
+		return nil, err
+	}
+	if err := coffer.ValidateBucketID(bucketID); err != nil {
+		return nil, err
+	}
+	b, err := s.meta.GetBucket(ctx, bucketID)
+	if err != nil {
+		return nil, err
+	}
+	return &Upload{s: s, p: p, bucket: b}, nil
+}
+
+// BeginReplace starts replacing the contents of file id.
+func (s *Service) BeginReplace(ctx context.Context, p *coffer.Principal, id string) (*Upload, error) {
+	if err := requireAdmin(p); err != nil {
+		return nil, err
+	}
+	f, b, err := s.GetFile(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	return &Upload{s: s, p: p, bucket: b, replaceID: f.ID, old: f}, nil
+}
+
+// Bucket returns the target bucket.
+func (u *Upload) Bucket() *coffer.Bucket { return u.bucket }
+
+// Len returns how many contents were added.
+func (u *Upload) Len() int { return len(u.items) }
+
+// AddContent streams one file's bytes into a new blob, enforcing the bucket's size and
+// MIME limits while streaming. declaredType is the part's Content-Type ("" if none),
+// size the exact length or -1.
+func (u *Upload) AddContent(ctx context.Context, partName, declaredType string, r io.Reader, size int64) error {
+	if u.replaceID != "" && len(u.items) == 1 {
+		return coffer.Errorf(coffer.EINVALID, "a replace takes exactly one file")
+	}
+	it, err := u.s.writeBlob(ctx, u.bucket, declaredType, r, size)
+	if err != nil {
+		return err
+	}
+	it.partName = partName
+	u.items = append(u.items, it)
+	return nil
+}
+
+// SetMeta sets the i-th file's id, name and metadata (from metadata[] parts, in order).
+func (u *Upload) SetMeta(i int, m UploadMeta) error {
+	for len(u.items) <= i {
+		u.items = append(u.items, &uploadItem{})
+	}
+	it := u.items[i]
+	if it.hasMeta {
+		return coffer.Errorf(coffer.EINVALID, "metadata given twice for file %d", i)
+	}
+	it.id, it.name, it.metadata, it.hasMeta = m.ID, m.Name, m.Metadata, true
+	return nil
+}
+
+// Commit validates names and ids and makes every file visible in one transaction.
+func (u *Upload) Commit(ctx context.Context) ([]*coffer.File, error) {
+	if len(u.items) == 0 {
+		return nil, coffer.Errorf(coffer.EINVALID, "no file in the request (use the multipart field \"file[]\")")
+	}
+	for i, it := range u.items {
+		if it.blobKey == "" {
+			return nil, coffer.Errorf(coffer.EINVALID, "metadata[] %d has no matching file[]", i)
+		}
+	}
+	if u.replaceID != "" {
+		f, err := u.commitReplace(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return []*coffer.File{f}, nil
+	}
+	files := make([]*coffer.File, len(u.items))
+	for i, it := range u.items {
+		f, err := u.newFile(it)
+		if err != nil {
+			return nil, err
+		}
+		files[i] = f
+	}
+	if err := u.s.meta.CreateFiles(ctx, files); err != nil {
+		return nil, err
+	}
+	u.done = true
+	return files, nil
+}
+
+func (u *Upload) newFile(it *uploadItem) (*coffer.File, error) {
+	id := coffer.NewFileID()
+	if it.id != "" {
+		var err error
+		if id, err = coffer.ParseFileID(it.id); err != nil {
+			return nil, err
+		}
+	}
+	name, err := pickName(it)
+	if err != nil {
+		return nil, err
+	}
+	md, err := coffer.ValidateMetadata(it.metadata)
+	if err != nil {
+		return nil, err
+	}
+	return &coffer.File{
+		ID: id, BucketID: u.bucket.ID, Name: name, Size: it.size, MimeType: it.mimeType,
+		ETag: it.etag, IsUploaded: true, UploadedByUserID: u.p.UserID, Metadata: md, BlobKey: it.blobKey,
+	}, nil
+}
+
+func pickName(it *uploadItem) (string, error) {
+	name := it.name
+	if name == "" {
+		name = it.partName
+	}
+	if name == "" {
+		return "", coffer.Errorf(coffer.EINVALID, "file has no name (give a filename or metadata name)")
+	}
+	return coffer.CleanName(name)
+}
+
+func (u *Upload) commitReplace(ctx context.Context) (*coffer.File, error) {
+	it := u.items[0]
+	if it.id != "" && !strings.EqualFold(it.id, u.replaceID) {
+		return nil, coffer.Errorf(coffer.EINVALID, "metadata id does not match the file being replaced")
+	}
+	oldKey := u.old.BlobKey
+	upd := coffer.FileUpdate{Size: &it.size, MimeType: &it.mimeType, ETag: &it.etag, BlobKey: &it.blobKey, IfBlobKey: &oldKey}
+	if it.name != "" {
+		n, err := coffer.CleanName(it.name)
+		if err != nil {
+			return nil, err
+		}
+		upd.Name = &n
+	}
+	if it.hasMeta && it.metadata != nil {
+		md, err := coffer.ValidateMetadata(it.metadata)
+		if err != nil {
+			return nil, err
+		}
+		upd.Metadata = &md
+	}
+	_, after, err := u.s.meta.CommitUpload(ctx, u.replaceID, it.blobKey, upd)
+	if err != nil {
+		if coffer.ErrorCode(err) == coffer.ECONFLICT {
+			return nil, coffer.Errorf(coffer.ECONFLICT, "the file was replaced or deleted concurrently; retry")
+		}
+		return nil, err
+	}
+	u.done = true
+	u.s.deleteBlob(ctx, oldKey)
+	return after, nil
+}
+
+// Abort removes the blobs and intents of an uncommitted upload. Safe to call always.
+func (u *Upload) Abort(ctx context.Context) {
+	if u.done {
+		return
+	}
+	u.done = true
+	for _, it := range u.items {
+		if it.blobKey != "" {
+			u.s.abortBlob(ctx, it.blobKey)
+		}
+	}
+}
+
+func (s *Service) abortBlob(ctx context.Context, key string) {
+	ctx = context.WithoutCancel(ctx)
+	s.deleteBlob(ctx, key)
+	if err := s.meta.AbortUpload(ctx, key); err != nil {
+		s.log.Warn("abort upload failed; the sweeper will retry", "key", key, "err", err)
+	}
+}
+
+// writeBlob records an intent, then streams r into a new blob while counting, hashing
+// and enforcing the bucket's limits.
+func (s *Service) writeBlob(ctx context.Context, b *coffer.Bucket, declaredType string, r io.Reader, size int64) (*uploadItem, error) {
+	br := bufio.NewReaderSize(r, 512)
+	head, _ := br.Peek(512)
+	mt := chooseType(declaredType, head)
+	if !mimeAllowed(b.AllowedMimeTypes, mt) {
+		return nil, coffer.Errorf(coffer.EUNSUPPORTED, "MIME type %q is not allowed in bucket %q", mt, b.ID)
+	}
+	if size >= 0 && b.MaxUploadFileSize > 0 && size > b.MaxUploadFileSize {
+		return nil, tooLarge(b)
+	}
+	key := newBlobKey()
+	if err := s.meta.BeginUpload(ctx, key, nil); err != nil {
+		return nil, err
+	}
+	lr := &limitReader{r: br, max: b.MaxUploadFileSize, bucket: b}
+	h := md5.New()
+	_, err := s.blobs.Put(ctx, key, io.TeeReader(lr, h), size)
+	if err == nil && lr.n < b.MinUploadFileSize {
+		err = coffer.Errorf(coffer.EINVALID, "file is smaller than the bucket's minimum of %d bytes", b.MinUploadFileSize)
+	}
+	if err != nil {
+		s.abortBlob(ctx, key)
+		if lr.err != nil {
+			return nil, lr.err
+		}
+		if ctx.Err() != nil {
+			return nil, coffer.Errorf(coffer.EINVALID, "upload interrupted: %v", context.Cause(ctx))
+		}
+		return nil, err
+	}
+	return &uploadItem{blobKey: key, size: lr.n, mimeType: mt, etag: quoteETag(h)}, nil
+}
+
+func quoteETag(h hash.Hash) string { return `"` + hex.EncodeToString(h.Sum(nil)) + `"` }
+
+func tooLarge(b *coffer.Bucket) error {
+	return coffer.Errorf(coffer.ETOOLARGE, "file is larger than the bucket's maximum of %d bytes", b.MaxUploadFileSize)
+}
+
+// limitReader fails once more than max bytes (max > 0) were read.
+type limitReader struct {
+	r      io.Reader
+	n, max int64
+	bucket *coffer.Bucket
+	err    error
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.r.Read(p)
+	l.n += int64(n)
+	if l.max > 0 && l.n > l.max {
+		l.err = tooLarge(l.bucket)
+		return 0, l.err
+	}
+	return n, err
+}
+
+// chooseType picks the stored MIME type: the sniffed type, unless sniffing found only a
+// generic type and the client declared a specific one.
+func chooseType(declared string, head []byte) string {
+	sniffed := http.DetectContentType(head)
+	generic := sniffed == "application/octet-stream" || strings.HasPrefix(sniffed, "text/plain")
+	if !generic || declared == "" {
+		return sniffed
+	}
+	mt, params, err := mime.ParseMediaType(declared)
+	if err != nil || mt == "application/octet-stream" || !strings.Contains(mt, "/") {
+		return sniffed
+	}
+	if cs, ok := params["charset"]; ok {
+		return mime.FormatMediaType(mt, map[string]string{"charset": cs})
+	}
+	return mt
+}
+
+// mimeAllowed matches mt (parameters ignored) against patterns like "image/*".
+func mimeAllowed(patterns []string, mt string) bool {
+	if len(patterns) == 0 {
+		return true
+	}
+	base, _, _ := strings.Cut(mt, ";")
+	base = strings.ToLower(strings.TrimSpace(base))
+	for _, p := range patterns {
+		p = strings.ToLower(p)
+		if p == base || p == "*/*" {
+			return true
+		}
+		if prefix, ok := strings.CutSuffix(p, "/*"); ok && strings.HasPrefix(base, prefix+"/") {
+			return true
+		}
+	}
+	return false
+}
