@@ -36,7 +36,8 @@ type Store interface {
 	BeginUpload(ctx context.Context, blobKey string, f *coffer.File) error
 	// CommitUpload applies u to file id, bumps UpdatedAt and removes the intent for
 	// blobKey, in one transaction, and returns the row as it was before and after.
-	// ENOTFOUND if the file is gone; ECONFLICT if u.IfBlobKey is set and differs.
+	// ENOTFOUND if the file is gone; ECONFLICT if u.IfBlobKey is set and differs, or if
+	// there is no intent for blobKey (the upload was swept as abandoned).
 	CommitUpload(ctx context.Context, id, blobKey string, u coffer.FileUpdate) (before, after *coffer.File, err error)
 	// CreateFiles inserts already-uploaded files (IsUploaded true, BlobKey set) and
 	// removes the intent for each file's BlobKey, all in one transaction: every file

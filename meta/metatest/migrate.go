@@ -1,0 +1,58 @@
+package metatest
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/meta"
+)
+
+// Migrator is a store with an explicit schema migration step.
+type Migrator interface {
+	meta.Store
+	Migrate(ctx context.Context) error
+}
+
+// RunMigrate checks that several processes starting at once on an empty database can
+// all migrate it, and that migrating again changes nothing. open must return a new,
+// unmigrated handle to one and the same empty database on every call, and arrange for
+// it to be closed when t ends.
+func RunMigrate(t *testing.T, open func(t *testing.T) Migrator) {
+	const n = 4
+	stores := make([]Migrator, n)
+	for i := range stores {
+		stores[i] = open(t)
+	}
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i, s := range stores {
+		wg.Go(func() {
+			<-start
+			errs[i] = s.Migrate(t.Context())
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent Migrate %d: %v", i, err)
+		}
+	}
+	mustBucket(t, stores[0], "kept")
+	f := newFile("kept", "x")
+	create(t, stores[1], f)
+	for _, s := range []Migrator{stores[2], open(t)} {
+		must(t, s.Migrate(t.Context()))
+	}
+	list, err := stores[3].ListBuckets(t.Context())
+	must(t, err)
+	if len(list) != 2 || list[0].ID != coffer.DefaultBucketID || list[1].ID != "kept" {
+		t.Fatalf("buckets after migrating again = %d, want default and kept", len(list))
+	}
+	got, err := stores[3].GetFile(t.Context(), f.ID)
+	must(t, err)
+	checkFile(t, got, f)
+}

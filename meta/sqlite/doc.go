@@ -1,0 +1,16 @@
+// Package sqlite is the embedded metadata store: modernc.org/sqlite (pure Go, no cgo)
+// in WAL mode.
+//
+// Durability: journal_mode=WAL with synchronous=NORMAL. A committed transaction
+// survives a crash of the process (the WAL is in the OS page cache and is replayed on
+// the next open); an OS crash or power loss may roll back the last transactions before
+// the most recent checkpoint, but never corrupts the database.
+//
+// Concurrency: one *sql.DB with a few connections, so reads run concurrently with a
+// write. Write transactions start with BEGIN IMMEDIATE (_txlock=immediate) and are
+// also serialised inside the process, so they never fail with SQLITE_BUSY on a lock
+// upgrade; other processes on the same file wait up to busy_timeout (5 s).
+//
+// Timestamps are stored as integer Unix microseconds (UTC). Open does not migrate:
+// call Migrate once after Open.
+package sqlite

@@ -1,0 +1,52 @@
+package sqlite_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/coffer/coffer/meta"
+	"github.com/coffer/coffer/meta/metatest"
+	"github.com/coffer/coffer/meta/sqlite"
+)
+
+func open(t *testing.T, path string) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	metatest.Run(t, func(t *testing.T) meta.Store {
+		s := open(t, filepath.Join(t.TempDir(), "coffer.db"))
+		if err := s.Migrate(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	})
+}
+
+func TestMigrateConcurrent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "odd ?#% name.db")
+	metatest.RunMigrate(t, func(t *testing.T) metatest.Migrator { return open(t, path) })
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database not created at the literal path: %v", err)
+	}
+}
+
+func Example() {
+	ctx := context.Background()
+	s, err := sqlite.Open(ctx, filepath.Join(os.TempDir(), "example-coffer.db"))
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	if err := s.Migrate(ctx); err != nil { // once at start; safe to run concurrently
+		panic(err)
+	}
+}
