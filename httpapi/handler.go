@@ -94,12 +94,6 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /v1/ops/delete-broken-metadata", h.deleteBrokenMetadata)
 	m.HandleFunc("POST /v1/ops/list-not-uploaded", h.listNotUploaded)
 	m.HandleFunc("POST /v1/ops/sweep", h.sweep)
-
-	m.HandleFunc("/", h.notFound)
-}
-
-func (h *Handler) notFound(w http.ResponseWriter, r *http.Request) {
-	writeErrorStatus(w, http.StatusNotFound, "no such route: "+r.Method+" "+r.URL.Path)
 }
 
 func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) {

@@ -129,7 +129,9 @@ type uploadResp struct {
 // uploadOne uploads content as name into bucket and returns its metadata.
 func (e *env) uploadOne(bucket, name string, content []byte) httpapi.FileMetadata {
 	e.t.Helper()
-	resp := e.upload(true, part{field: "bucket-id", body: []byte(bucket)}, part{field: "file[]", filename: name, body: content})
+	md, _ := json.Marshal(map[string]string{"name": name})
+	resp := e.upload(true, part{field: "bucket-id", body: []byte(bucket)}, part{field: "file[]", filename: "upload", body: content},
+		part{field: "metadata[]", body: md})
 	var out uploadResp
 	mustStatus(e.t, resp, http.StatusCreated, &out)
 	if len(out.ProcessedFiles) != 1 {

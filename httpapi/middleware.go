@@ -138,6 +138,10 @@ func (h *Handler) wrap(next http.Handler) http.Handler {
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), keyPrincipal, p))
-		next.ServeHTTP(sw, r)
+		var out http.ResponseWriter = sw
+		if _, pattern := h.mux.Handler(r); pattern == "" {
+			out = &jsonErrors{ResponseWriter: sw} // the mux's own 404/405 answers, as JSON
+		}
+		next.ServeHTTP(out, r)
 	})
 }

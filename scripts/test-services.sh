@@ -29,13 +29,14 @@ ensure_postgres() {
 start_postgres() {
   ensure_postgres
   local port; port=$(free_port)
-  pg_data="$svc_dir/pg"
-  mkdir -p "$pg_data" && chown postgres:postgres "$pg_data" 2>/dev/null || true
+  local run="$svc_dir/pg"
+  pg_data="$run/data"
+  mkdir -p "$run" && { [ "$(id -u)" != 0 ] || chown postgres:postgres "$run"; }
   as_postgres "$pg_bin/initdb" -D "$pg_data" -U postgres --auth=trust -E UTF8 >"$svc_dir/initdb.log" 2>&1 \
     || { cat "$svc_dir/initdb.log"; return 1; }
-  as_postgres "$pg_bin/pg_ctl" -D "$pg_data" -l "$svc_dir/pg.log" -w -o \
-    "-p $port -c listen_addresses=127.0.0.1 -k $svc_dir -c fsync=off -c max_connections=300" start >/dev/null \
-    || { cat "$svc_dir/pg.log"; return 1; }
+  as_postgres "$pg_bin/pg_ctl" -D "$pg_data" -l "$run/pg.log" -w -o \
+    "-p $port -c listen_addresses=127.0.0.1 -k $run -c fsync=off -c max_connections=300" start >/dev/null \
+    || { cat "$run/pg.log"; return 1; }
   export COFFER_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
   echo "test-services: PostgreSQL $("$pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port"
 }

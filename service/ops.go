@@ -132,18 +132,31 @@ func (s *Service) ListBrokenMetadata(ctx context.Context, p *coffer.Principal) (
 	return broken, err
 }
 
-// DeleteBrokenMetadata deletes the rows ListBrokenMetadata finds.
+// DeleteBrokenMetadata deletes the rows ListBrokenMetadata finds, re-checking each
+// first so a file replaced meanwhile (new blob) is kept.
 func (s *Service) DeleteBrokenMetadata(ctx context.Context, p *coffer.Principal) ([]*coffer.File, error) {
 	broken, err := s.ListBrokenMetadata(ctx, p)
 	if err != nil {
 		return nil, err
 	}
+	deleted := []*coffer.File{}
 	for _, f := range broken {
-		if _, err := s.meta.DeleteFile(ctx, f.ID); err != nil && coffer.ErrorCode(err) != coffer.ENOTFOUND {
-			return nil, err
+		cur, err := s.meta.GetFile(ctx, f.ID)
+		if coffer.ErrorCode(err) == coffer.ENOTFOUND {
+			continue
 		}
+		if err != nil {
+			return deleted, err
+		}
+		if _, err := s.blobs.Stat(ctx, cur.BlobKey); cur.BlobKey != f.BlobKey || coffer.ErrorCode(err) != coffer.ENOTFOUND {
+			continue
+		}
+		if _, err := s.meta.DeleteFile(ctx, f.ID); err != nil && coffer.ErrorCode(err) != coffer.ENOTFOUND {
+			return deleted, err
+		}
+		deleted = append(deleted, f)
 	}
-	return broken, nil
+	return deleted, nil
 }
 
 // ListNotUploaded returns files whose upload never completed.

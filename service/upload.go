@@ -26,6 +26,7 @@ type Upload struct {
 	replaceID string // set for a replace
 	old       *coffer.File
 	items     []*uploadItem
+	nContent  int // items[:nContent] have contents
 	done      bool
 }
 
@@ -85,15 +86,19 @@ func (u *Upload) Len() int { return len(u.items) }
 // MIME limits while streaming. declaredType is the part's Content-Type ("" if none),
 // size the exact length or -1.
 func (u *Upload) AddContent(ctx context.Context, partName, declaredType string, r io.Reader, size int64) error {
-	if u.replaceID != "" && len(u.items) == 1 {
+	if u.replaceID != "" && u.nContent == 1 {
 		return coffer.Errorf(coffer.EINVALID, "a replace takes exactly one file")
 	}
-	it, err := u.s.writeBlob(ctx, u.bucket, declaredType, r, size)
+	key, info, err := u.s.writeBlob(ctx, u.bucket, declaredType, r, size)
 	if err != nil {
 		return err
 	}
-	it.partName = partName
-	u.items = append(u.items, it)
+	if u.nContent == len(u.items) {
+		u.items = append(u.items, &uploadItem{})
+	}
+	it := u.items[u.nContent]
+	u.nContent++
+	it.blobKey, it.size, it.mimeType, it.etag, it.partName = key, info.size, info.mimeType, info.etag, partName
 	return nil
 }
 
@@ -231,19 +236,19 @@ func (s *Service) abortBlob(ctx context.Context, key string) {
 
 // writeBlob records an intent, then streams r into a new blob while counting, hashing
 // and enforcing the bucket's limits.
-func (s *Service) writeBlob(ctx context.Context, b *coffer.Bucket, declaredType string, r io.Reader, size int64) (*uploadItem, error) {
+func (s *Service) writeBlob(ctx context.Context, b *coffer.Bucket, declaredType string, r io.Reader, size int64) (string, *uploadItem, error) {
 	br := bufio.NewReaderSize(r, 512)
 	head, _ := br.Peek(512)
 	mt := chooseType(declaredType, head)
 	if !mimeAllowed(b.AllowedMimeTypes, mt) {
-		return nil, coffer.Errorf(coffer.EUNSUPPORTED, "MIME type %q is not allowed in bucket %q", mt, b.ID)
+		return "", nil, coffer.Errorf(coffer.EUNSUPPORTED, "MIME type %q is not allowed in bucket %q", mt, b.ID)
 	}
 	if size >= 0 && b.MaxUploadFileSize > 0 && size > b.MaxUploadFileSize {
-		return nil, tooLarge(b)
+		return "", nil, tooLarge(b)
 	}
 	key := newBlobKey()
 	if err := s.meta.BeginUpload(ctx, key, nil); err != nil {
-		return nil, err
+		return "", nil, err
 	}
 	lr := &limitReader{r: br, max: b.MaxUploadFileSize, bucket: b}
 	h := md5.New()
@@ -254,14 +259,14 @@ func (s *Service) writeBlob(ctx context.Context, b *coffer.Bucket, declaredType 
 	if err != nil {
 		s.abortBlob(ctx, key)
 		if lr.err != nil {
-			return nil, lr.err
+			return "", nil, lr.err
 		}
 		if ctx.Err() != nil {
-			return nil, coffer.Errorf(coffer.EINVALID, "upload interrupted: %v", context.Cause(ctx))
+			return "", nil, coffer.Errorf(coffer.EINVALID, "upload interrupted: %v", context.Cause(ctx))
 		}
-		return nil, err
+		return "", nil, err
 	}
-	return &uploadItem{blobKey: key, size: lr.n, mimeType: mt, etag: quoteETag(h)}, nil
+	return key, &uploadItem{size: lr.n, mimeType: mt, etag: quoteETag(h)}, nil
 }
 
 func quoteETag(h hash.Hash) string { return `"` + hex.EncodeToString(h.Sum(nil)) + `"` }

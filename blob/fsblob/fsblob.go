@@ -1,0 +1,231 @@
+// Package fsblob stores blobs as files on local disk.
+//
+// Layout under the root directory: objects/<key> holds the blobs, tmp/ holds uploads in
+// progress. Put writes a temp file, fsyncs it, renames it into place and fsyncs the
+// directory, so a blob is either absent or complete and durable, even across a crash
+// or power loss. Temp files a crash leaves behind are removed by SweepTemp. All access
+// to objects/ goes through an os.Root, so no key can reach outside it.
+package fsblob
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"time"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/blob"
+)
+
+// Driver is a local-disk blob.Driver.
+type Driver struct {
+	dir     string
+	tmpDir  string
+	objects *os.Root
+}
+
+var (
+	_ blob.Driver  = (*Driver)(nil)
+	_ blob.Sweeper = (*Driver)(nil)
+)
+
+// New opens (creating if needed) a blob directory.
+func New(dir string) (*Driver, error) {
+	objDir, tmpDir := filepath.Join(dir, "objects"), filepath.Join(dir, "tmp")
+	for _, d := range []string{objDir, tmpDir} {
+		if err := os.MkdirAll(d, 0o750); err != nil {
+			return nil, fmt.Errorf("fsblob: %w", err)
+		}
+	}
+	root, err := os.OpenRoot(objDir)
+	if err != nil {
+		return nil, fmt.Errorf("fsblob: %w", err)
+	}
+	return &Driver{dir: objDir, tmpDir: tmpDir, objects: root}, nil
+}
+
+// Put implements blob.Driver.
+func (d *Driver) Put(ctx context.Context, key string, r io.Reader, size int64) (blob.Attrs, error) {
+	tmp, err := os.CreateTemp(d.tmpDir, "put-*")
+	if err != nil {
+		return blob.Attrs{}, err
+	}
+	done := false
+	defer func() {
+		if !done {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	n, err := io.Copy(tmp, ctxReader{ctx, r})
+	if err != nil {
+		return blob.Attrs{}, err
+	}
+	if size >= 0 && n != size {
+		return blob.Attrs{}, coffer.Errorf(coffer.EINVALID, "blob size %d does not match the declared %d", n, size)
+	}
+	if err := tmp.Sync(); err != nil {
+		return blob.Attrs{}, err
+	}
+	if err := tmp.Close(); err != nil {
+		return blob.Attrs{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return blob.Attrs{}, err
+	}
+	if err := d.install(tmp.Name(), key); err != nil {
+		return blob.Attrs{}, err
+	}
+	done = true
+	return d.Stat(ctx, key)
+}
+
+// install renames the finished temp file to key and fsyncs the parent directory.
+func (d *Driver) install(tmpPath, key string) error {
+	parent := path.Dir(key)
+	if parent != "." {
+		if err := d.objects.MkdirAll(parent, 0o750); err != nil {
+			return err
+		}
+	}
+	// Keys are validated by blob.Store; the os.Root above refuses any escape, and the
+	// rename target is built from the same validated key.
+	if err := os.Rename(tmpPath, filepath.Join(d.dir, filepath.FromSlash(key))); err != nil {
+		return err
+	}
+	dir, err := d.objects.Open(parent)
+	if err != nil {
+		return err
+	}
+	defer dir.Close()
+	return dir.Sync()
+}
+
+// Open implements blob.Driver.
+func (d *Driver) Open(ctx context.Context, key string) (blob.Reader, error) {
+	f, err := d.objects.Open(key)
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, coffer.Errorf(coffer.ENOTFOUND, "blob not found")
+	}
+	return &Reader{File: f, attrs: attrsOf(key, fi)}, nil
+}
+
+// Stat implements blob.Driver.
+func (d *Driver) Stat(ctx context.Context, key string) (blob.Attrs, error) {
+	fi, err := d.objects.Stat(key)
+	if err != nil {
+		return blob.Attrs{}, mapErr(err)
+	}
+	if !fi.Mode().IsRegular() {
+		return blob.Attrs{}, coffer.Errorf(coffer.ENOTFOUND, "blob not found")
+	}
+	return attrsOf(key, fi), nil
+}
+
+// Delete implements blob.Driver: removes the file, then any parent directories it
+// leaves empty.
+func (d *Driver) Delete(ctx context.Context, key string) error {
+	if err := d.objects.Remove(key); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for dir := path.Dir(key); dir != "."; dir = path.Dir(dir) {
+		if d.objects.Remove(dir) != nil {
+			break
+		}
+	}
+	return nil
+}
+
+// List implements blob.Driver.
+func (d *Driver) List(ctx context.Context, prefix string, fn func(blob.Attrs) error) error {
+	return fs.WalkDir(d.objects.FS(), ".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if e.IsDir() || !e.Type().IsRegular() || len(p) < len(prefix) || p[:len(prefix)] != prefix {
+			return nil
+		}
+		fi, err := e.Info()
+		if err != nil {
+			return nil // removed meanwhile
+		}
+		return fn(attrsOf(p, fi))
+	})
+}
+
+// SweepTemp implements blob.Sweeper.
+func (d *Driver) SweepTemp(ctx context.Context, olderThan time.Time) (int, error) {
+	entries, err := os.ReadDir(d.tmpDir)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		fi, err := e.Info()
+		if err != nil || !fi.ModTime().Before(olderThan) {
+			continue
+		}
+		if os.Remove(filepath.Join(d.tmpDir, e.Name())) == nil {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Close implements blob.Driver.
+func (d *Driver) Close() error { return d.objects.Close() }
+
+// Reader is an open disk blob; OSFile exposes the file so HTTP can use sendfile.
+type Reader struct {
+	*os.File
+	attrs blob.Attrs
+}
+
+// Attrs implements blob.Reader.
+func (r *Reader) Attrs() blob.Attrs { return r.attrs }
+
+// OSFile returns the underlying file.
+func (r *Reader) OSFile() *os.File { return r.File }
+
+func attrsOf(key string, fi fs.FileInfo) blob.Attrs {
+	return blob.Attrs{Key: key, Size: fi.Size(), ModTime: fi.ModTime().UTC()}
+}
+
+func mapErr(err error) error {
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) {
+		return coffer.Errorf(coffer.ENOTFOUND, "blob not found")
+	}
+	return err
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

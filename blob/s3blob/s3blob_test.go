@@ -1,0 +1,65 @@
+package s3blob_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"testing"
+
+	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/blob/blobtest"
+	"github.com/coffer/coffer/blob/s3blob"
+)
+
+// newDriver connects to the S3 server the test scripts start, in a fresh bucket.
+func newDriver(tb testing.TB) *s3blob.Driver {
+	tb.Helper()
+	ep := os.Getenv("COFFER_TEST_S3_ENDPOINT")
+	if ep == "" {
+		if os.Getenv("COFFER_TEST_REQUIRE_SERVICES") == "1" {
+			tb.Fatal("COFFER_TEST_S3_ENDPOINT is required")
+		}
+		tb.Skip("no S3 test server (run scripts/test.sh)")
+	}
+	var r [6]byte
+	rand.Read(r[:])
+	cfg := s3blob.DefaultConfig()
+	cfg.Endpoint, cfg.Bucket = ep, "coffer-test-"+hex.EncodeToString(r[:])
+	cfg.AccessKey, cfg.SecretKey = os.Getenv("COFFER_TEST_S3_ACCESS_KEY"), os.Getenv("COFFER_TEST_S3_SECRET_KEY")
+	cfg.PartSize = 5 << 20 // several parts in the large test
+	d, err := s3blob.New(context.Background(), cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { emptyBucket(d) })
+	return d
+}
+
+func emptyBucket(d *s3blob.Driver) {
+	ctx := context.Background()
+	var keys []string
+	d.List(ctx, "", func(a blob.Attrs) error { keys = append(keys, a.Key); return nil })
+	for _, k := range keys {
+		d.Delete(ctx, k)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	blobtest.Run(t, func(t *testing.T) blob.Driver { return newDriver(t) })
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, c := range []s3blob.Config{{}, {Endpoint: "x"}, {Endpoint: "x", Bucket: "b"}} {
+		if c.Validate() == nil {
+			t.Errorf("%+v accepted", c)
+		}
+	}
+	if _, err := s3blob.New(context.Background(), s3blob.Config{Endpoint: "ftp://x", Bucket: "b", PartSize: 5 << 20}); err == nil {
+		t.Error("ftp endpoint accepted")
+	}
+}
+
+func BenchmarkDriver(b *testing.B) {
+	blobtest.Bench(b, func(b *testing.B) blob.Driver { return newDriver(b) })
+}
