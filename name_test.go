@@ -72,3 +72,22 @@ func TestParseFileID(t *testing.T) {
 		}
 	}
 }
+
+func FuzzValidateMetadata(f *testing.F) {
+	for _, s := range []string{`{}`, `{"a":1}`, `null`, `[]`, `"x"`, `{"a":{"b":[1,2,{"c":null}]}}`, `{`, ``, `{"a":1e999}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		out, err := ValidateMetadata(b)
+		if err != nil {
+			if ErrorCode(err) != EINVALID {
+				t.Fatalf("code %q", ErrorCode(err))
+			}
+			return
+		}
+		again, err := ValidateMetadata(out)
+		if err != nil || string(again) != string(out) || out[0] != '{' {
+			t.Fatalf("accepted %q as %q, which re-validates as %q, %v", b, out, again, err)
+		}
+	})
+}

@@ -86,7 +86,7 @@ func readReplaceParts(r *http.Request, mr *multipart.Reader, up *service.Upload)
 		case "metadata", "metadata[]":
 			err = readReplaceMeta(part, up)
 		default:
-			_, err = io.Copy(io.Discard, io.LimitReader(part, maxFieldBytes))
+			err = discardField(part)
 		}
 		part.Close()
 		if err != nil {

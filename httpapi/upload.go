@@ -104,8 +104,19 @@ func (u *uploadState) readPart(part *multipart.Part) error {
 	case "file":
 		return u.readLegacyFile(part)
 	}
-	_, err := io.Copy(io.Discard, io.LimitReader(part, maxFieldBytes))
-	return err
+	return discardField(part)
+}
+
+// discardField skips an unknown field (bounded: a huge one is an error).
+func discardField(part *multipart.Part) error {
+	n, err := io.Copy(io.Discard, io.LimitReader(part, maxFieldBytes+1))
+	if err != nil {
+		return coffer.Errorf(coffer.EINVALID, "malformed multipart body: %v", err)
+	}
+	if n > maxFieldBytes {
+		return coffer.Errorf(coffer.ETOOLARGE, "field %q is larger than %d bytes", part.FormName(), maxFieldBytes)
+	}
+	return nil
 }
 
 func (u *uploadState) readMeta(part *multipart.Part) error {

@@ -261,6 +261,9 @@ func (s *Service) writeBlob(ctx context.Context, b *coffer.Bucket, declaredType 
 		if lr.err != nil {
 			return "", nil, lr.err
 		}
+		if lr.srcErr != nil {
+			return "", nil, coffer.Errorf(coffer.EINVALID, "reading the upload body: %v", lr.srcErr)
+		}
 		if ctx.Err() != nil {
 			return "", nil, coffer.Errorf(coffer.EINVALID, "upload interrupted: %v", context.Cause(ctx))
 		}
@@ -280,7 +283,8 @@ type limitReader struct {
 	r      io.Reader
 	n, max int64
 	bucket *coffer.Bucket
-	err    error
+	err    error // the limit was exceeded
+	srcErr error // the client's body failed (malformed multipart, disconnect)
 }
 
 func (l *limitReader) Read(p []byte) (int, error) {
@@ -289,6 +293,9 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	}
 	n, err := l.r.Read(p)
 	l.n += int64(n)
+	if err != nil && err != io.EOF {
+		l.srcErr = err
+	}
 	if l.max > 0 && l.n > l.max {
 		l.err = tooLarge(l.bucket)
 		return 0, l.err

@@ -2,12 +2,14 @@ package e2e
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -108,5 +110,38 @@ func TestLargeUploadConstantMemory(t *testing.T) {
 		mb, upDur.Seconds(), upRSS>>20, downDur.Seconds(), downRSS>>20)
 	if downRSS > 96<<20 {
 		t.Errorf("peak RSS %d MB: the server is buffering", downRSS>>20)
+	}
+}
+
+// TestGracefulShutdown sends SIGTERM during a slow download: the download completes,
+// new connections are refused, and the process exits cleanly.
+func TestGracefulShutdown(t *testing.T) {
+	p := start(t, "COFFER_DATA_DIR="+t.TempDir())
+	f, err := p.uploadStream(context.Background(), "slow.bin", newGen(8<<20, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := p.request(context.Background(), "GET", "/v1/files/"+f.ID, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 64<<10)
+	if _, err := io.ReadFull(resp.Body, buf); err != nil {
+		t.Fatal(err)
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	time.Sleep(300 * time.Millisecond)
+	rest, err := io.Copy(io.Discard, resp.Body)
+	if err != nil || int64(len(buf))+rest != f.Size {
+		t.Fatalf("in-flight download cut short: %d of %d bytes, %v", int64(len(buf))+rest, f.Size, err)
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not exit after draining")
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit code %d; logs:\n%s", code, p.logs)
 	}
 }
