@@ -52,11 +52,16 @@ func newMigrateCmd() *cobra.Command {
 			if err := applyEnv(cmd.Flags()); err != nil {
 				return err
 			}
-			st, err := openStores(cmd.Context(), c)
-			if err != nil {
+			if c.usesSQLite() {
+				if err := os.MkdirAll(c.DataDir, 0o750); err != nil {
+					return err
+				}
+			}
+			st := &stores{}
+			defer st.Close()
+			if err := st.openMeta(cmd.Context(), c); err != nil {
 				return err
 			}
-			defer st.Close()
 			fmt.Fprintln(cmd.OutOrStdout(), "migrations applied")
 			return nil
 		},
