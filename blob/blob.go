@@ -47,3 +47,19 @@ type Driver interface {
 type Sweeper interface {
 	SweepTemp(ctx context.Context, olderThan time.Time) (int, error)
 }
+
+// ContextReader returns a reader that fails with ctx's error once ctx is done, for
+// drivers whose copy loop does not watch ctx itself.
+func ContextReader(ctx context.Context, r io.Reader) io.Reader { return ctxReader{ctx, r} }
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}

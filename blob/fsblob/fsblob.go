@@ -62,7 +62,7 @@ func (d *Driver) Put(ctx context.Context, key string, r io.Reader, size int64) (
 			os.Remove(tmp.Name())
 		}
 	}()
-	n, err := io.Copy(tmp, ctxReader{ctx, r})
+	n, err := io.Copy(tmp, blob.ContextReader(ctx, r))
 	if err != nil {
 		return blob.Attrs{}, err
 	}
@@ -216,16 +216,4 @@ func mapErr(err error) error {
 		return coffer.Errorf(coffer.ENOTFOUND, "blob not found")
 	}
 	return err
-}
-
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
 }

@@ -34,7 +34,7 @@ func New() *Driver { return &Driver{blobs: map[string]entry{}} }
 // Put implements blob.Driver.
 func (d *Driver) Put(ctx context.Context, key string, r io.Reader, size int64) (blob.Attrs, error) {
 	var buf bytes.Buffer
-	if _, err := io.Copy(&buf, ctxReader{ctx, r}); err != nil {
+	if _, err := io.Copy(&buf, blob.ContextReader(ctx, r)); err != nil {
 		return blob.Attrs{}, err
 	}
 	if size >= 0 && int64(buf.Len()) != size {
@@ -109,15 +109,3 @@ type reader struct {
 
 func (r *reader) Close() error      { return nil }
 func (r *reader) Attrs() blob.Attrs { return r.attrs }
-
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
