@@ -1,0 +1,277 @@
+package access
+
+import (
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/coffer/coffer"
+	"gopkg.in/yaml.v3"
+)
+
+// Action is what a caller wants to do with a file.
+type Action string
+
+// Actions.
+const (
+	Upload  Action = "upload"
+	Read    Action = "read"
+	Replace Action = "replace"
+	Delete  Action = "delete"
+)
+
+var actionNames = map[string]Action{
+	"upload": Upload, "insert": Upload, "read": Read, "select": Read,
+	"replace": Replace, "update": Replace, "delete": Delete,
+}
+
+// Permission is one role's compiled permission for one action on a bucket.
+type Permission struct {
+	// Filter selects the existing files the action may touch (read, replace, delete).
+	Filter coffer.Expr
+	// Check must hold for the file as it will be stored (upload, replace).
+	Check coffer.Expr
+	// Presets are forced onto uploaded files, whatever the client sent.
+	Presets map[string]coffer.Operand
+	// MaxSize caps upload size for the role (0: only the bucket's limit).
+	MaxSize int64
+}
+
+// PresetFields are the fields a preset may set.
+var PresetFields = map[string]bool{coffer.FieldUploadedBy: true}
+
+type rule struct {
+	role    string
+	buckets []string
+	perms   map[Action]*Permission
+}
+
+// RuleSet is a compiled rules document; safe for concurrent use, never modified.
+type RuleSet struct {
+	rules []rule
+	doc   json.RawMessage
+}
+
+// Empty is the rule set with no rules: only admins and public-bucket readers get in.
+func Empty() *RuleSet { return &RuleSet{doc: json.RawMessage(`{"rules":[]}`)} }
+
+// Document returns the rules as canonical JSON (what Parse was given, normalised).
+func (rs *RuleSet) Document() json.RawMessage { return rs.doc }
+
+// Permission returns role's permission for action on bucket, or nil.
+func (rs *RuleSet) Permission(role, bucket string, a Action) *Permission {
+	for i := range rs.rules {
+		r := &rs.rules[i]
+		if r.role != role || !matchBucket(r.buckets, bucket) {
+			continue
+		}
+		return r.perms[a]
+	}
+	return nil
+}
+
+func matchBucket(patterns []string, bucket string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, bucket); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Parse reads a rules document in YAML or JSON (JSON is YAML). Errors are EINVALID
+// and name the offending path, e.g. rules[1].read.filter.size._gt.
+func Parse(doc []byte) (*RuleSet, error) {
+	var raw any
+	if err := yaml.Unmarshal(doc, &raw); err != nil {
+		return nil, coffer.Errorf(coffer.EINVALID, "rules: not valid YAML or JSON: %v", err)
+	}
+	raw = normalize(raw)
+	if m, ok := raw.(map[string]any); ok {
+		if err := onlyKeys(m, "rules", "rules"); err != nil {
+			return nil, err
+		}
+		raw = m["rules"]
+	}
+	if raw == nil {
+		raw = []any{}
+	}
+	list, ok := raw.([]any)
+	if !ok {
+		return nil, invalid("rules", "must be a list of rules")
+	}
+	rs := &RuleSet{}
+	for i, item := range list {
+		r, err := compileRule(item, fmt.Sprintf("rules[%d]", i))
+		if err != nil {
+			return nil, err
+		}
+		rs.rules = append(rs.rules, r)
+	}
+	out, _ := json.Marshal(map[string]any{"rules": list})
+	rs.doc = out
+	return rs, nil
+}
+
+func invalid(at, format string, args ...any) error {
+	return coffer.Errorf(coffer.EINVALID, "%s: %s", at, fmt.Sprintf(format, args...))
+}
+
+func onlyKeys(m map[string]any, at string, allowed ...string) error {
+	for k := range m {
+		ok := false
+		for _, a := range allowed {
+			ok = ok || k == a
+		}
+		if !ok {
+			return invalid(at+"."+k, "unknown key (allowed: %s)", strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}
+
+func compileRule(item any, at string) (rule, error) {
+	m, ok := item.(map[string]any)
+	if !ok {
+		return rule{}, invalid(at, "must be an object with role, buckets and actions")
+	}
+	r := rule{perms: map[Action]*Permission{}}
+	role, ok := m["role"].(string)
+	if !ok || role == "" {
+		return rule{}, invalid(at+".role", "must be a non-empty string")
+	}
+	r.role = role
+	buckets, err := compileBuckets(m["buckets"], at+".buckets")
+	if err != nil {
+		return rule{}, err
+	}
+	r.buckets = buckets
+	for k, v := range m {
+		if k == "role" || k == "buckets" {
+			continue
+		}
+		a, ok := actionNames[k]
+		if !ok {
+			return rule{}, invalid(at+"."+k, "unknown key (use role, buckets, upload, read, replace, delete)")
+		}
+		if r.perms[a] != nil {
+			return rule{}, invalid(at+"."+k, "action %s given twice", a)
+		}
+		p, err := compilePermission(a, v, at+"."+k)
+		if err != nil {
+			return rule{}, err
+		}
+		r.perms[a] = p
+	}
+	return r, nil
+}
+
+func compileBuckets(v any, at string) ([]string, error) {
+	if s, ok := v.(string); ok {
+		v = []any{s}
+	}
+	list, ok := v.([]any)
+	if !ok || len(list) == 0 {
+		return nil, invalid(at, "must be a bucket id, pattern, or a non-empty list of them")
+	}
+	out := make([]string, len(list))
+	for i, b := range list {
+		s, ok := b.(string)
+		if _, err := path.Match(s, ""); !ok || s == "" || err != nil {
+			return nil, invalid(fmt.Sprintf("%s[%d]", at, i), "must be a bucket id or pattern like \"docs-*\"")
+		}
+		out[i] = s
+	}
+	return out, nil
+}
+
+func compilePermission(a Action, v any, at string) (*Permission, error) {
+	if v == nil {
+		v = map[string]any{}
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, invalid(at, "must be an object")
+	}
+	allowed := map[Action][]string{
+		Upload: {"check", "presets", "max_size"}, Read: {"filter"},
+		Replace: {"filter", "check"}, Delete: {"filter"},
+	}[a]
+	if err := onlyKeys(m, at, allowed...); err != nil {
+		return nil, err
+	}
+	p := &Permission{Filter: coffer.And{}, Check: coffer.And{}}
+	var err error
+	if f, ok := m["filter"]; ok {
+		if p.Filter, err = CompileExpr(f, at+".filter"); err != nil {
+			return nil, err
+		}
+	}
+	if c, ok := m["check"]; ok {
+		if p.Check, err = CompileExpr(c, at+".check"); err != nil {
+			return nil, err
+		}
+	}
+	if p.Presets, err = compilePresets(m["presets"], at+".presets"); err != nil {
+		return nil, err
+	}
+	if ms, ok := m["max_size"]; ok {
+		n, ok := ms.(int64)
+		if !ok || n < 0 {
+			return nil, invalid(at+".max_size", "must be a non-negative integer (bytes)")
+		}
+		p.MaxSize = n
+	}
+	return p, nil
+}
+
+func compilePresets(v any, at string) (map[string]coffer.Operand, error) {
+	if v == nil {
+		return nil, nil
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, invalid(at, "must be an object of field: value")
+	}
+	out := map[string]coffer.Operand{}
+	for field, val := range m {
+		if !PresetFields[field] {
+			return nil, invalid(at+"."+field, "cannot be preset (presettable: uploaded_by_user_id)")
+		}
+		o, err := compileOperand(coffer.FieldKinds[field], val, at+"."+field)
+		if err != nil {
+			return nil, err
+		}
+		out[field] = o
+	}
+	return out, nil
+}
+
+// normalize turns YAML's decoded values into JSON-like ones: map[string]any, []any,
+// string, bool, int64 for integers, float64 otherwise.
+func normalize(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			t[k] = normalize(x)
+		}
+		return t
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[fmt.Sprint(k)] = normalize(x)
+		}
+		return m
+	case []any:
+		for i, x := range t {
+			t[i] = normalize(x)
+		}
+		return t
+	case int:
+		return int64(t)
+	case uint64:
+		return float64(t)
+	}
+	return v
+}
