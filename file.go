@@ -94,4 +94,8 @@ type ListOptions struct {
 	Prefix   string
 	Limit    int    // 1..1000
 	Cursor   string // opaque, from a previous Page.Next
+	// Filter, when set, keeps only files it matches under Vars (a role's read rule):
+	// applied in the query, so paging stays correct and nothing else leaks.
+	Filter Expr
+	Vars   map[string]string
 }

@@ -145,6 +145,9 @@ func (s *Store) ListFiles(ctx context.Context, opt coffer.ListOptions) (coffer.P
 		}
 		q += ` AND (name, id) > (` + arg(name) + `, ` + arg(id) + `::uuid)`
 	}
+	if opt.Filter != nil {
+		q += ` AND ` + meta.FilterSQL(opt.Filter, opt.Vars, dialect(&args))
+	}
 	q += ` ORDER BY name, id LIMIT ` + arg(limit+1)
 	files, err := collectFiles(s.pool.Query(ctx, q, args...))
 	if err != nil {

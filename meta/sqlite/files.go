@@ -152,6 +152,9 @@ func (s *Store) ListFiles(ctx context.Context, opt coffer.ListOptions) (coffer.P
 		q += ` AND (name, id) > (?, ?)`
 		args = append(args, name, id)
 	}
+	if opt.Filter != nil {
+		q += ` AND ` + meta.FilterSQL(opt.Filter, opt.Vars, dialect(&args))
+	}
 	q += ` ORDER BY name, id LIMIT ?`
 	files, err := scanFiles(s.db.QueryContext(ctx, q, append(args, limit+1)...))
 	if err != nil {

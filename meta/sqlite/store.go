@@ -33,6 +33,9 @@ const dsnParams = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=
 // Open opens (creating if needed) the database file at path. It does not migrate: call
 // Migrate before use.
 func Open(ctx context.Context, path string) (*Store, error) {
+	if err := registerFuncs(); err != nil {
+		return nil, coffer.Internal(err, "register sqlite functions")
+	}
 	db, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
 		return nil, coffer.Internal(err, "open sqlite database")
