@@ -2,14 +2,18 @@ package coffer
 
 // Principal is who makes a request, as the auth layer established it.
 type Principal struct {
-	Role    string            // "admin" for the admin secret, else the JWT role or the anonymous role
-	UserID  string            // x-hasura-user-id, "" if none
-	Admin   bool              // bypasses all rules
-	Session map[string]string // x-hasura-* session variables, lower-case keys
+	Role   string // "admin" for the admin secret, else the JWT role or the anonymous role
+	UserID string // x-hasura-user-id, "" if none
+	Admin  bool   // bypasses all rules
+	// Anonymous is true when the request carried no credentials at all.
+	Anonymous bool
+	Session   map[string]string // x-hasura-* session variables, lower-case keys
 }
 
 // AdminPrincipal is the principal of a request carrying the admin secret.
 func AdminPrincipal() *Principal { return &Principal{Role: "admin", Admin: true} }
 
 // AnonymousPrincipal is the principal of a request without credentials.
-func AnonymousPrincipal(role string) *Principal { return &Principal{Role: role} }
+func AnonymousPrincipal(role string) *Principal {
+	return &Principal{Role: role, Anonymous: true, Session: map[string]string{"x-hasura-role": role}}
+}

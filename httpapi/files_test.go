@@ -173,7 +173,7 @@ func TestReplace(t *testing.T) {
 	}
 	assertNoOrphans(t, e)
 	body, ctype = multipartBody(part{field: "file", filename: "x", body: []byte("x")})
-	mustError(t, e.do("PUT", "/v1/files/"+f.ID, body, false, "Content-Type", ctype), http.StatusUnauthorized)
+	mustError(t, e.do("PUT", "/v1/files/"+f.ID, body, false, "Content-Type", ctype), http.StatusNotFound) // unreadable: hidden
 	body, ctype = multipartBody(part{field: "file", filename: "x", body: []byte("x")})
 	mustError(t, e.do("PUT", "/v1/files/00000000-0000-4000-8000-000000000000", body, true, "Content-Type", ctype), http.StatusNotFound)
 }
@@ -247,7 +247,7 @@ func TestAccessWithoutAdmin(t *testing.T) {
 		t.Fatalf("unreadable file answers differently from a missing one: %q vs %q", hidden, missing)
 	}
 	mustError(t, e.do("GET", "/v1/files/"+f.ID, nil, false, "X-Hasura-Admin-Secret", "wrong"), http.StatusUnauthorized)
-	mustError(t, e.do("DELETE", "/v1/files/"+f.ID, nil, false), http.StatusUnauthorized)
+	mustError(t, e.do("DELETE", "/v1/files/"+f.ID, nil, false), http.StatusNotFound) // unreadable: hidden
 	mustError(t, e.do("GET", "/v1/buckets", nil, false), http.StatusUnauthorized)
 	mustError(t, e.do("POST", "/v1/ops/list-orphans", nil, false), http.StatusUnauthorized)
 

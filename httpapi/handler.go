@@ -88,6 +88,9 @@ func (h *Handler) routes() {
 	m.HandleFunc("DELETE /v1/buckets/{id}", h.deleteBucket)
 	m.HandleFunc("GET /v1/buckets/{id}/files", h.listBucketFiles)
 
+	m.HandleFunc("GET /v1/rules", h.getRules)
+	m.HandleFunc("PUT /v1/rules", h.putRules)
+
 	m.HandleFunc("POST /v1/ops/list-orphans", h.listOrphans)
 	m.HandleFunc("POST /v1/ops/delete-orphans", h.deleteOrphans)
 	m.HandleFunc("POST /v1/ops/list-broken-metadata", h.listBrokenMetadata)

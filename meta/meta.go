@@ -70,6 +70,11 @@ type Store interface {
 	// first error fn returns.
 	EachFile(ctx context.Context, fn func(*coffer.File) error) error
 
+	// GetRules returns the stored permission rules document; ENOTFOUND if none.
+	GetRules(ctx context.Context) ([]byte, error)
+	// PutRules stores the rules document (already validated), replacing the old one.
+	PutRules(ctx context.Context, doc []byte) error
+
 	// Ping checks the connection.
 	Ping(ctx context.Context) error
 	Close() error

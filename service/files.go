@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/access"
 	"github.com/coffer/coffer/blob"
 )
 
@@ -29,7 +30,7 @@ func (s *Service) GetFile(ctx context.Context, p *coffer.Principal, id string) (
 	if err != nil {
 		return nil, nil, coffer.Internal(err, "file's bucket")
 	}
-	if !canRead(p, b) {
+	if !s.canRead(p, b, f) {
 		return nil, nil, errFileNotFound()
 	}
 	return f, b, nil
@@ -55,14 +56,14 @@ func (s *Service) OpenFile(ctx context.Context, p *coffer.Principal, id string) 
 
 // DeleteFile removes a file: the row first, then its blob.
 func (s *Service) DeleteFile(ctx context.Context, p *coffer.Principal, id string) error {
-	if err := requireAdmin(p); err != nil {
+	old, b, err := s.GetFile(ctx, p, id)
+	if err != nil {
 		return err
 	}
-	id, err := coffer.ParseFileID(id)
-	if err != nil {
-		return errFileNotFound()
+	if _, err := s.allowed(p, b, old, access.Delete); err != nil {
+		return err
 	}
-	f, err := s.meta.DeleteFile(ctx, id)
+	f, err := s.meta.DeleteFile(ctx, old.ID)
 	if err != nil {
 		if coffer.ErrorCode(err) == coffer.ENOTFOUND {
 			return errFileNotFound()
@@ -75,10 +76,12 @@ func (s *Service) DeleteFile(ctx context.Context, p *coffer.Principal, id string
 
 // UpdateFile changes a file's name and/or metadata.
 func (s *Service) UpdateFile(ctx context.Context, p *coffer.Principal, id string, name *string, md json.RawMessage) (*coffer.File, error) {
-	if err := requireAdmin(p); err != nil {
+	old, b, err := s.GetFile(ctx, p, id)
+	if err != nil {
 		return nil, err
 	}
-	if _, _, err := s.GetFile(ctx, p, id); err != nil {
+	perm, err := s.allowed(p, b, old, access.Replace)
+	if err != nil {
 		return nil, err
 	}
 	var u coffer.FileUpdate
@@ -96,8 +99,17 @@ func (s *Service) UpdateFile(ctx context.Context, p *coffer.Principal, id string
 		}
 		u.Metadata = &m
 	}
-	id, _ = coffer.ParseFileID(id)
-	return s.meta.UpdateFile(ctx, id, u)
+	projected := *old
+	u.Apply(&projected)
+	if err := checkNew(p, perm, &projected, access.Replace); err != nil {
+		return nil, err
+	}
+	u.IfBlobKey = &old.BlobKey
+	f, err := s.meta.UpdateFile(ctx, old.ID, u)
+	if coffer.ErrorCode(err) == coffer.ECONFLICT {
+		return nil, coffer.Errorf(coffer.ECONFLICT, "the file was replaced concurrently; retry")
+	}
+	return f, err
 }
 
 // ListFiles lists a bucket's uploaded files in (name, id) order.
@@ -106,10 +118,12 @@ func (s *Service) ListFiles(ctx context.Context, p *coffer.Principal, opt coffer
 	if err != nil {
 		return coffer.Page{}, err
 	}
-	if !canRead(p, b) {
-		if err := requireAdmin(p); err != nil {
-			return coffer.Page{}, err
+	if !p.Admin && !b.Public {
+		perm := s.permission(p, b, access.Read)
+		if perm == nil {
+			return coffer.Page{}, denied(p, access.Read, b)
 		}
+		opt.Filter, opt.Vars = perm.Filter, p.Session
 	}
 	if opt.Limit < 0 || opt.Limit > 1000 {
 		return coffer.Page{}, coffer.Errorf(coffer.EINVALID, "limit must be between 1 and 1000")

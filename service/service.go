@@ -13,9 +13,11 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/access"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/meta"
 )
@@ -47,6 +49,7 @@ type Service struct {
 	blobs *blob.Store
 	log   *slog.Logger
 	now   func() time.Time
+	rules atomic.Pointer[access.RuleSet]
 }
 
 // New returns a Service over the given stores.
@@ -57,7 +60,9 @@ func New(cfg Config, m meta.Store, b *blob.Store, log *slog.Logger) (*Service, e
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{cfg: cfg, meta: m, blobs: b, log: log, now: time.Now}, nil
+	s := &Service{cfg: cfg, meta: m, blobs: b, log: log, now: time.Now}
+	s.rules.Store(access.Empty())
+	return s, nil
 }
 
 // Meta returns the metadata store (for health checks).
@@ -73,18 +78,12 @@ func newBlobKey() string {
 	return "f/" + h[:2] + "/" + h
 }
 
-// canRead reports whether p may read files of b. Until per-role rules land, only the
-// admin and anonymous readers of public buckets may read.
-func canRead(p *coffer.Principal, b *coffer.Bucket) bool {
-	return p.Admin || b.Public
-}
-
 // requireAdmin refuses non-admin principals: 401 without credentials, 403 with.
 func requireAdmin(p *coffer.Principal) error {
 	if p.Admin {
 		return nil
 	}
-	if p.UserID == "" {
+	if p.Anonymous {
 		return coffer.Errorf(coffer.EUNAUTHORIZED, "this action needs the admin secret (x-hasura-admin-secret)")
 	}
 	return coffer.Errorf(coffer.EFORBIDDEN, "this action is not allowed for role %q", p.Role)

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/access"
 )
 
 // Upload collects the files of one upload (POST, several files) or replace (PUT, one
@@ -25,6 +26,7 @@ type Upload struct {
 	bucket    *coffer.Bucket
 	replaceID string // set for a replace
 	old       *coffer.File
+	perm      *access.Permission // the caller's upload or replace permission; nil for admins
 	items     []*uploadItem
 	nContent  int // items[:nContent] have contents
 	done      bool
@@ -51,9 +53,6 @@ type UploadMeta struct {
 
 // BeginUpload starts an upload of new files into bucketID.
 func (s *Service) BeginUpload(ctx context.Context, p *coffer.Principal, bucketID string) (*Upload, error) {
-	if err := requireAdmin(p); err != nil {
-		return nil, err
-	}
 	if err := coffer.ValidateBucketID(bucketID); err != nil {
 		return nil, err
 	}
@@ -61,19 +60,37 @@ func (s *Service) BeginUpload(ctx context.Context, p *coffer.Principal, bucketID
 	if err != nil {
 		return nil, err
 	}
-	return &Upload{s: s, p: p, bucket: b}, nil
+	u := &Upload{s: s, p: p, bucket: b}
+	if !p.Admin {
+		if u.perm = s.permission(p, b, access.Upload); u.perm == nil {
+			return nil, denied(p, access.Upload, b)
+		}
+		u.bucket = capSize(b, u.perm.MaxSize)
+	}
+	return u, nil
+}
+
+// capSize returns b with its maximum upload size lowered to a role's cap.
+func capSize(b *coffer.Bucket, max int64) *coffer.Bucket {
+	if max <= 0 || (b.MaxUploadFileSize > 0 && b.MaxUploadFileSize <= max) {
+		return b
+	}
+	c := *b
+	c.MaxUploadFileSize = max
+	return &c
 }
 
 // BeginReplace starts replacing the contents of file id.
 func (s *Service) BeginReplace(ctx context.Context, p *coffer.Principal, id string) (*Upload, error) {
-	if err := requireAdmin(p); err != nil {
-		return nil, err
-	}
 	f, b, err := s.GetFile(ctx, p, id)
 	if err != nil {
 		return nil, err
 	}
-	return &Upload{s: s, p: p, bucket: b, replaceID: f.ID, old: f}, nil
+	perm, err := s.allowed(p, b, f, access.Replace)
+	if err != nil {
+		return nil, err
+	}
+	return &Upload{s: s, p: p, bucket: b, replaceID: f.ID, old: f, perm: perm}, nil
 }
 
 // Bucket returns the target bucket.
@@ -138,6 +155,12 @@ func (u *Upload) Commit(ctx context.Context) ([]*coffer.File, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := applyPresets(u.p, u.perm, f); err != nil {
+			return nil, err
+		}
+		if err := checkNew(u.p, u.perm, f, access.Upload); err != nil {
+			return nil, err
+		}
 		files[i] = f
 	}
 	if err := u.s.meta.CreateFiles(ctx, files); err != nil {
@@ -200,6 +223,11 @@ func (u *Upload) commitReplace(ctx context.Context) (*coffer.File, error) {
 			return nil, err
 		}
 		upd.Metadata = &md
+	}
+	projected := *u.old
+	upd.Apply(&projected)
+	if err := checkNew(u.p, u.perm, &projected, access.Replace); err != nil {
+		return nil, err
 	}
 	_, after, err := u.s.meta.CommitUpload(ctx, u.replaceID, it.blobKey, upd)
 	if err != nil {

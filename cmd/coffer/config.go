@@ -24,6 +24,7 @@ type serveConfig struct {
 	PresignSecret    string
 	PresignPrevious  []string
 	UnauthorizedRole string
+	RulesFile        string
 	ShutdownTimeout  time.Duration
 	SweepInterval    time.Duration
 	StaleUploadAfter time.Duration
@@ -51,6 +52,7 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.PresignSecret, "presign-secret", "", "key (>= 32 bytes) signing presigned URLs; default: derived from the admin secret, else a random key kept in the data dir")
 	fs.StringSliceVar(&c.PresignPrevious, "presign-previous-secrets", nil, "earlier presign keys still accepted, so rotation keeps unexpired URLs valid")
 	fs.StringVar(&c.UnauthorizedRole, "unauthorized-role", "public", "role of requests without credentials")
+	fs.StringVar(&c.RulesFile, "rules", "", "permission rules file (YAML or JSON); replaces the stored rules at start. Empty: keep the stored rules")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
 	fs.DurationVar(&c.SweepInterval, "sweep-interval", time.Hour, "how often abandoned uploads and orphan blobs are swept")
 	fs.DurationVar(&c.StaleUploadAfter, "stale-upload-after", 24*time.Hour, "an unfinished upload older than this is abandoned (PostgreSQL; with SQLite all are at start)")

@@ -206,6 +206,9 @@ func (s *server) build(ctx context.Context) error {
 		return err
 	}
 	s.svc = svc
+	if err := loadRules(ctx, svc, c.RulesFile); err != nil {
+		return err
+	}
 	if rep, err := svc.StartupSweep(ctx); err != nil {
 		return fmt.Errorf("startup sweep: %w", err)
 	} else if rep.AbandonedUploads+rep.TempFiles+len(rep.OrphanBlobs) > 0 {
@@ -290,4 +293,19 @@ func (s *server) Close() error {
 		s.sweep()
 	}
 	return s.st.Close()
+}
+
+func loadRules(ctx context.Context, svc *service.Service, path string) error {
+	var doc []byte
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("--rules: %w", err)
+		}
+		doc = b
+	}
+	if err := svc.LoadRules(ctx, doc); err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	return nil
 }

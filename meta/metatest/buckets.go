@@ -11,6 +11,7 @@ import (
 
 var bucketTests = []test{
 	{"Bucket/DefaultExists", testDefaultBucket},
+	{"Rules/PutGet", testRules},
 	{"Bucket/CreateGet", testCreateBucket},
 	{"Bucket/CreateConflict", testCreateBucketConflict},
 	{"Bucket/GetMissing", testGetBucketMissing},
@@ -173,5 +174,18 @@ func testDeleteBucket(t *testing.T, s meta.Store) {
 			_, err := s.GetBucket(t.Context(), id)
 			wantCode(t, err, coffer.ENOTFOUND)
 		})
+	}
+}
+
+func testRules(t *testing.T, s meta.Store) {
+	_, err := s.GetRules(t.Context())
+	wantCode(t, err, coffer.ENOTFOUND)
+	for _, doc := range []string{`{"rules":[]}`, `{"rules":[{"role":"user","buckets":["b"],"read":{}}]}`} {
+		must(t, s.PutRules(t.Context(), []byte(doc)))
+		got, err := s.GetRules(t.Context())
+		must(t, err)
+		if string(got) != doc {
+			t.Fatalf("GetRules = %s, want %s", got, doc)
+		}
 	}
 }

@@ -1,0 +1,119 @@
+package service
+
+import (
+	"context"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/access"
+)
+
+// LoadRules installs the permission rules at start: a rules file, when given, is
+// validated and stored (it is the deployment's source of truth); otherwise the rules
+// last stored through the admin API are used; with neither, there are none.
+func (s *Service) LoadRules(ctx context.Context, fileDoc []byte) error {
+	if fileDoc != nil {
+		return s.putRules(ctx, fileDoc)
+	}
+	doc, err := s.meta.GetRules(ctx)
+	if coffer.ErrorCode(err) == coffer.ENOTFOUND {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	rs, err := access.Parse(doc)
+	if err != nil {
+		return err
+	}
+	s.rules.Store(rs)
+	return nil
+}
+
+// Rules returns the rules document in force (admin).
+func (s *Service) Rules(p *coffer.Principal) ([]byte, error) {
+	if err := requireAdmin(p); err != nil {
+		return nil, err
+	}
+	return s.rules.Load().Document(), nil
+}
+
+// SetRules validates, stores and installs a new rules document (admin). Errors name
+// the offending path in the document.
+func (s *Service) SetRules(ctx context.Context, p *coffer.Principal, doc []byte) error {
+	if err := requireAdmin(p); err != nil {
+		return err
+	}
+	return s.putRules(ctx, doc)
+}
+
+func (s *Service) putRules(ctx context.Context, doc []byte) error {
+	rs, err := access.Parse(doc)
+	if err != nil {
+		return err
+	}
+	if err := s.meta.PutRules(ctx, rs.Document()); err != nil {
+		return err
+	}
+	s.rules.Store(rs)
+	return nil
+}
+
+// permission returns p's permission for a on bucket b (nil: none). Admins need none.
+func (s *Service) permission(p *coffer.Principal, b *coffer.Bucket, a access.Action) *access.Permission {
+	return s.rules.Load().Permission(p.Role, b.ID, a)
+}
+
+// canRead: admins, anyone for a public bucket, or a read rule whose filter matches.
+func (s *Service) canRead(p *coffer.Principal, b *coffer.Bucket, f *coffer.File) bool {
+	if p.Admin || b.Public {
+		return true
+	}
+	perm := s.permission(p, b, access.Read)
+	return perm != nil && perm.Filter.Match(f, p.Session)
+}
+
+// allowed checks a on an existing file f the caller can already read; it answers 403
+// (existence is no secret once the file is readable).
+func (s *Service) allowed(p *coffer.Principal, b *coffer.Bucket, f *coffer.File, a access.Action) (*access.Permission, error) {
+	if p.Admin {
+		return nil, nil
+	}
+	perm := s.permission(p, b, a)
+	if perm == nil || !perm.Filter.Match(f, p.Session) {
+		return nil, denied(p, a, b)
+	}
+	return perm, nil
+}
+
+// denied is the refusal for a missing permission: 401 without credentials, else 403.
+func denied(p *coffer.Principal, a access.Action, b *coffer.Bucket) error {
+	if p.Anonymous {
+		return coffer.Errorf(coffer.EUNAUTHORIZED, "authentication required to %s files in bucket %q", a, b.ID)
+	}
+	return coffer.Errorf(coffer.EFORBIDDEN, "role %q may not %s this file in bucket %q", p.Role, a, b.ID)
+}
+
+// checkNew enforces a permission's check on the file as it will be stored.
+func checkNew(p *coffer.Principal, perm *access.Permission, f *coffer.File, a access.Action) error {
+	if perm == nil || perm.Check.Match(f, p.Session) {
+		return nil
+	}
+	return coffer.Errorf(coffer.EFORBIDDEN, "the %s rule's check refuses this file for role %q", a, p.Role)
+}
+
+// applyPresets forces a role's presets onto a new file, overriding the client.
+func applyPresets(p *coffer.Principal, perm *access.Permission, f *coffer.File) error {
+	if perm == nil {
+		return nil
+	}
+	for field, o := range perm.Presets {
+		v, ok := o.Resolve(coffer.FieldKinds[field], p.Session)
+		if !ok {
+			return coffer.Errorf(coffer.EFORBIDDEN, "preset %s needs session variable %s, which the token lacks", field, o.Var)
+		}
+		if field == coffer.FieldUploadedBy {
+			f.UploadedByUserID = v.Str
+		}
+	}
+	return nil
+}
