@@ -162,7 +162,7 @@ func compileOperand(kind coffer.FieldKind, v any, at string) (coffer.Operand, er
 		val, ok = timeValue(v)
 	}
 	if !ok {
-		return coffer.Operand{}, invalid(at, "must be a %s or a session variable (X-Hasura-...)", kindName(kind))
+		return coffer.Operand{}, invalid(at, "must be %s or a session variable (X-Hasura-...)", kindName(kind))
 	}
 	return coffer.Operand{Lit: val}, nil
 }
@@ -178,7 +178,7 @@ func timeValue(v any) (coffer.Value, bool) {
 }
 
 func kindName(k coffer.FieldKind) string {
-	return [...]string{"string", "integer", "boolean", "RFC 3339 timestamp"}[k]
+	return [...]string{"a string", "an integer", "true or false", "an RFC 3339 timestamp"}[k]
 }
 
 // IsSessionVar reports whether a rule string names a session variable.
