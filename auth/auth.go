@@ -3,7 +3,9 @@ package auth
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/coffer/coffer"
 )
@@ -12,50 +14,181 @@ import (
 type Config struct {
 	AdminSecret      string // "" disables the admin secret
 	UnauthorizedRole string // role of requests without credentials
+	// JWTSecret is Hasura's JSON JWT secret (see ParseJWTConfig); "" disables JWT
+	// authentication.
+	JWTSecret string
+	// Logger receives JWKS refresh failures; nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config { return Config{UnauthorizedRole: "public"} }
 
-// Validate checks c.
+// Validate checks c, including the JWT secret.
 func (c Config) Validate() error {
 	if c.UnauthorizedRole == "" {
 		return coffer.Errorf(coffer.EINVALID, "unauthorized role must not be empty")
 	}
+	if c.JWTSecret != "" {
+		if _, err := ParseJWTConfig(c.JWTSecret); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// Authenticator maps a request's credentials to a principal.
+// Authenticator maps a request's credentials to a principal. With a JWKS URL it
+// owns a refresh goroutine: call Close when done.
 type Authenticator struct {
 	cfg       Config
 	adminHash [32]byte
+	jwt       *jwtVerifier // nil when JWT is disabled
 }
 
-// New returns an Authenticator.
+// New returns an Authenticator. With a "jwk_url" JWT secret it fetches the key
+// set once (waiting up to 10 s; a failure is logged and retried in the background,
+// tokens are refused until a fetch succeeds) and starts the refresher that Close
+// stops.
 func New(cfg Config) (*Authenticator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Authenticator{cfg: cfg, adminHash: sha256.Sum256([]byte(cfg.AdminSecret))}, nil
+	a := &Authenticator{cfg: cfg, adminHash: sha256.Sum256([]byte(cfg.AdminSecret))}
+	if cfg.JWTSecret == "" {
+		return a, nil
+	}
+	jc, err := ParseJWTConfig(cfg.JWTSecret)
+	if err != nil {
+		return nil, err
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	if a.jwt, err = newJWTVerifier(jc, log); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
-// HeaderAdminSecret carries the admin secret.
-const HeaderAdminSecret = "X-Hasura-Admin-Secret"
+// Close stops the JWKS refresher, if any. It is safe to call more than once.
+func (a *Authenticator) Close() error {
+	if a.jwt != nil {
+		a.jwt.close()
+	}
+	return nil
+}
 
-// Principal returns who r is. A wrong admin secret is EUNAUTHORIZED; no credentials
-// give the anonymous role. Bearer tokens are not verified yet (JWT support comes with
-// the rules engine): they are ignored and the request is anonymous.
+// Request headers.
+const (
+	HeaderAdminSecret   = "X-Hasura-Admin-Secret"
+	HeaderRole          = "X-Hasura-Role"
+	HeaderAuthorization = "Authorization"
+)
+
+// Principal returns who r is:
+//   - an admin secret header wins: a wrong one is EUNAUTHORIZED; with an
+//     x-hasura-role header other than "admin" the admin acts as that role (not
+//     Admin, session variables from the x-hasura-* request headers), as in Hasura;
+//   - else, with JWT enabled, a Bearer token is verified (failures EUNAUTHORIZED;
+//     an x-hasura-role header outside the token's allowed roles EFORBIDDEN);
+//   - else the request is anonymous. With JWT disabled an Authorization header is
+//     ignored, not refused, so clients that always send a token can still make
+//     anonymous (public) reads.
 func (a *Authenticator) Principal(r *http.Request) (*coffer.Principal, error) {
-	if vals, ok := r.Header[http.CanonicalHeaderKey(HeaderAdminSecret)]; ok {
-		if a.cfg.AdminSecret == "" || len(vals) != 1 {
-			return nil, coffer.Errorf(coffer.EUNAUTHORIZED, "invalid admin secret")
+	if vals, ok := r.Header[HeaderAdminSecret]; ok {
+		if err := a.checkAdmin(vals); err != nil {
+			return nil, err
 		}
-		// Compare fixed-length digests in constant time: leaks neither content nor length.
-		got := sha256.Sum256([]byte(vals[0]))
-		if subtle.ConstantTimeCompare(got[:], a.adminHash[:]) != 1 {
-			return nil, coffer.Errorf(coffer.EUNAUTHORIZED, "invalid admin secret")
+		return adminPrincipal(r.Header)
+	}
+	if a.jwt != nil {
+		token, ok, err := bearerToken(r.Header)
+		if err != nil || !ok {
+			return a.anonymousOr(err)
 		}
-		return coffer.AdminPrincipal(), nil
+		role, err := roleHeader(r.Header)
+		if err != nil {
+			return nil, err
+		}
+		return a.jwt.principal(r.Context(), token, role)
 	}
 	return coffer.AnonymousPrincipal(a.cfg.UnauthorizedRole), nil
+}
+
+func (a *Authenticator) anonymousOr(err error) (*coffer.Principal, error) {
+	if err != nil {
+		return nil, err
+	}
+	return coffer.AnonymousPrincipal(a.cfg.UnauthorizedRole), nil
+}
+
+// checkAdmin compares the admin secret header with the configured secret.
+func (a *Authenticator) checkAdmin(vals []string) error {
+	if a.cfg.AdminSecret == "" || len(vals) != 1 {
+		return coffer.Errorf(coffer.EUNAUTHORIZED, "invalid admin secret")
+	}
+	// Compare fixed-length digests in constant time: leaks neither content nor length.
+	got := sha256.Sum256([]byte(vals[0]))
+	if subtle.ConstantTimeCompare(got[:], a.adminHash[:]) != 1 {
+		return coffer.Errorf(coffer.EUNAUTHORIZED, "invalid admin secret")
+	}
+	return nil
+}
+
+// adminPrincipal is the principal of a request with a valid admin secret. The
+// x-hasura-* request headers (but the secret) become session variables; an
+// x-hasura-role other than "admin" drops admin rights for that role.
+func adminPrincipal(h http.Header) (*coffer.Principal, error) {
+	role, err := roleHeader(h)
+	if err != nil {
+		return nil, err
+	}
+	session := map[string]string{}
+	for k, v := range h {
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(lk, hasuraPrefix) && lk != "x-hasura-admin-secret" && len(v) > 0 {
+			session[lk] = v[0]
+		}
+	}
+	p := coffer.AdminPrincipal()
+	if role != "" && role != p.Role {
+		p = &coffer.Principal{Role: role}
+	}
+	session[claimRole] = p.Role
+	p.Session, p.UserID = session, session[claimUserID]
+	return p, nil
+}
+
+// roleHeader returns the x-hasura-role header, "" if absent. Several values are
+// EINVALID: which one applies would be a guess.
+func roleHeader(h http.Header) (string, error) {
+	vals := h[HeaderRole]
+	switch len(vals) {
+	case 0:
+		return "", nil
+	case 1:
+		return strings.TrimSpace(vals[0]), nil
+	}
+	return "", coffer.Errorf(coffer.EINVALID, "several %s headers", HeaderRole)
+}
+
+// bearerToken returns the token of an "Authorization: Bearer <token>" header;
+// ok is false without the header. Any other form is EUNAUTHORIZED.
+func bearerToken(h http.Header) (token string, ok bool, err error) {
+	vals := h[HeaderAuthorization]
+	switch {
+	case len(vals) == 0:
+		return "", false, nil
+	case len(vals) > 1:
+		return "", false, coffer.Errorf(coffer.EUNAUTHORIZED, "several Authorization headers")
+	}
+	scheme, rest, _ := strings.Cut(strings.TrimSpace(vals[0]), " ")
+	if !strings.EqualFold(scheme, "Bearer") {
+		return "", false, coffer.Errorf(coffer.EUNAUTHORIZED, `Authorization header must be "Bearer <token>"`)
+	}
+	if token = strings.TrimSpace(rest); token == "" {
+		return "", false, coffer.Errorf(coffer.EUNAUTHORIZED, "missing bearer token")
+	}
+	return token, true, nil
 }

@@ -31,8 +31,14 @@ type env struct {
 	blobs *blob.Store
 }
 
+// envOptions change the test server's setup.
+type envOptions struct {
+	jwtSecret string // Hasura JWT config JSON
+	rules     string // rules document
+}
+
 // newEnv starts the real handler over SQLite and disk blobs in a temp dir, on loopback.
-func newEnv(t testing.TB) *env {
+func newEnv(t testing.TB, opts ...envOptions) *env {
 	t.Helper()
 	dir := t.TempDir()
 	ctx := context.Background()
@@ -55,9 +61,21 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var o envOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.rules != "" {
+		if err := svc.LoadRules(ctx, []byte(o.rules)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	acfg := auth.DefaultConfig()
-	acfg.AdminSecret = adminSecret
-	authn, _ := auth.New(acfg)
+	acfg.AdminSecret, acfg.JWTSecret = adminSecret, o.jwtSecret
+	authn, err := auth.New(acfg)
+	if err != nil {
+		t.Fatal(err)
+	}
 	signer, _ := auth.NewSigner("k1", map[string][]byte{"k1": bytes.Repeat([]byte("k"), 32)})
 	srv := httptest.NewUnstartedServer(nil)
 	h, err := httpapi.New(httpapi.Config{PublicURL: "http://" + srv.Listener.Addr().String(), MaxRanges: 16, Version: "test"}, svc, authn, signer, log)

@@ -25,6 +25,7 @@ type serveConfig struct {
 	PresignPrevious  []string
 	UnauthorizedRole string
 	RulesFile        string
+	JWTSecret        string
 	ShutdownTimeout  time.Duration
 	SweepInterval    time.Duration
 	StaleUploadAfter time.Duration
@@ -52,6 +53,7 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.PresignSecret, "presign-secret", "", "key (>= 32 bytes) signing presigned URLs; default: derived from the admin secret, else a random key kept in the data dir")
 	fs.StringSliceVar(&c.PresignPrevious, "presign-previous-secrets", nil, "earlier presign keys still accepted, so rotation keeps unexpired URLs valid")
 	fs.StringVar(&c.UnauthorizedRole, "unauthorized-role", "public", "role of requests without credentials")
+	fs.StringVar(&c.JWTSecret, "jwt-secret", "", `Hasura JWT config JSON: {"type":"HS256","key":"..."}, {"type":"RS256","key":"-----BEGIN PUBLIC KEY..."} or {"jwk_url":"https://..."}`)
 	fs.StringVar(&c.RulesFile, "rules", "", "permission rules file (YAML or JSON); replaces the stored rules at start. Empty: keep the stored rules")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
 	fs.DurationVar(&c.SweepInterval, "sweep-interval", time.Hour, "how often abandoned uploads and orphan blobs are swept")

@@ -182,6 +182,7 @@ type server struct {
 	http  *http.Server
 	ln    net.Listener
 	sweep context.CancelFunc
+	authn *auth.Authenticator
 }
 
 func newServer(ctx context.Context, c *serveConfig, log *slog.Logger) (*server, error) {
@@ -215,11 +216,12 @@ func (s *server) build(ctx context.Context) error {
 		s.log.Info("startup sweep", "abandoned_uploads", rep.AbandonedUploads, "temp_files", rep.TempFiles, "orphan_blobs", len(rep.OrphanBlobs))
 	}
 	acfg := auth.DefaultConfig()
-	acfg.AdminSecret, acfg.UnauthorizedRole = c.AdminSecret, c.UnauthorizedRole
+	acfg.AdminSecret, acfg.UnauthorizedRole, acfg.JWTSecret, acfg.Logger = c.AdminSecret, c.UnauthorizedRole, c.JWTSecret, s.log
 	authn, err := auth.New(acfg)
 	if err != nil {
 		return err
 	}
+	s.authn = authn
 	signer, err := presignSigner(c)
 	if err != nil {
 		return err
@@ -291,6 +293,9 @@ func (s *server) blobKind() string {
 func (s *server) Close() error {
 	if s.sweep != nil {
 		s.sweep()
+	}
+	if s.authn != nil {
+		s.authn.Close()
 	}
 	return s.st.Close()
 }
