@@ -44,13 +44,15 @@ type jwtVerifier struct {
 	keys   func(ctx context.Context) jwt.Keyfunc
 	now    func() time.Time
 	stop   context.CancelFunc // ends the JWKS refresher; nil for a static key
+	cache  *tokenCache        // verified tokens (see tokencache.go)
+	jwks   keyfunc.Keyfunc    // nil for a static key
 }
 
 // newJWTVerifier builds a verifier; with a JWKS URL it fetches the set once
 // (a failure is logged, not fatal: the refresher keeps trying) and starts the
 // refresher, which runs until close.
 func newJWTVerifier(cfg *JWTConfig, log *slog.Logger) (*jwtVerifier, error) {
-	v := &jwtVerifier{cfg: cfg, now: time.Now}
+	v := &jwtVerifier{cfg: cfg, now: time.Now, cache: newTokenCache(tokenCacheEntries)}
 	opts := []jwt.ParserOption{
 		jwt.WithValidMethods(cfg.methods),
 		jwt.WithJSONNumber(),
@@ -102,7 +104,7 @@ func (v *jwtVerifier) startJWKS(log *slog.Logger) error {
 		cancel()
 		return coffer.Errorf(coffer.EINVALID, "jwt secret: \"jwk_url\": %v", err)
 	}
-	v.stop = cancel
+	v.stop, v.jwks = cancel, kf
 	v.keys = func(ctx context.Context) jwt.Keyfunc {
 		inner := kf.KeyfuncCtx(ctx)
 		return func(t *jwt.Token) (any, error) { return checkedKey(t, inner) }
@@ -149,12 +151,38 @@ func (v *jwtVerifier) principal(ctx context.Context, token, roleHeader string) (
 	if len(token) > MaxTokenSize {
 		return nil, tokenError("token is too large", nil)
 	}
+	key, now := tokenCacheKey(token, roleHeader), v.now()
+	if e, ok := v.cache.get(key, now); ok && v.keyPresent(ctx, e.kid) {
+		return e.p, nil
+	}
 	claims := jwt.MapClaims{}
 	t, err := v.parser.ParseWithClaims(token, claims, v.keys(ctx))
 	if err != nil {
 		return nil, tokenError(v.reason(t, claims, err), err)
 	}
-	return v.cfg.principal(claims, roleHeader)
+	p, err := v.cfg.principal(claims, roleHeader)
+	if err != nil {
+		return nil, err
+	}
+	e := cachedPrincipal{p: p, deadline: now.Add(tokenCacheTTL)}
+	e.kid, _ = t.Header["kid"].(string)
+	if exp, _ := claims.GetExpirationTime(); exp != nil && exp.Add(v.cfg.AllowedSkew).Before(e.deadline) {
+		e.deadline = exp.Add(v.cfg.AllowedSkew)
+	}
+	if v.jwks == nil || e.kid != "" {
+		v.cache.put(key, e, now)
+	}
+	return p, nil
+}
+
+// keyPresent reports whether a cached token's key is still usable: always for a
+// static key; with a JWKS, when the set still lists kid.
+func (v *jwtVerifier) keyPresent(ctx context.Context, kid string) bool {
+	if v.jwks == nil {
+		return true
+	}
+	_, err := v.jwks.Storage().KeyRead(ctx, kid)
+	return err == nil
 }
 
 func tokenError(reason string, cause error) error {
