@@ -14,19 +14,36 @@ func (s *Service) LoadRules(ctx context.Context, fileDoc []byte) error {
 	if fileDoc != nil {
 		return s.putRules(ctx, fileDoc)
 	}
-	doc, err := s.meta.GetRules(ctx)
-	if coffer.ErrorCode(err) == coffer.ENOTFOUND {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	rs, err := access.Parse(doc)
+	rs, err := s.storedRules(ctx)
 	if err != nil {
 		return err
 	}
 	s.rules.Store(rs)
 	return nil
+}
+
+// storedRules compiles the rules stored in the metadata database (none: empty rules).
+func (s *Service) storedRules(ctx context.Context) (*access.RuleSet, error) {
+	doc, err := s.meta.GetRules(ctx)
+	if coffer.ErrorCode(err) == coffer.ENOTFOUND {
+		return access.Empty(), nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return access.Parse(doc)
+}
+
+// ReloadRules installs the rules stored in the metadata database, after another node
+// changed them or a cache flush. On failure the rules in force stay and the error is
+// logged: a node never drops to "no rules" because of a passing database error.
+func (s *Service) ReloadRules(ctx context.Context) {
+	rs, err := s.storedRules(ctx)
+	if err != nil {
+		s.log.Error("reloading the permission rules failed; keeping the rules in force", "err", err)
+		return
+	}
+	s.rules.Store(rs)
 }
 
 // Rules returns the rules document in force (admin).

@@ -3,10 +3,12 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/access"
 	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/internal/timing"
 )
 
 // GetFile returns a file's metadata and its bucket. ENOTFOUND if the file does not
@@ -16,6 +18,8 @@ func (s *Service) GetFile(ctx context.Context, p *coffer.Principal, id string) (
 	if err != nil {
 		return nil, nil, errFileNotFound()
 	}
+	start := time.Now()
+	defer timing.Since(ctx, "meta", start)
 	f, err := s.meta.GetFile(ctx, id)
 	if err != nil {
 		if coffer.ErrorCode(err) == coffer.ENOTFOUND {
@@ -30,7 +34,10 @@ func (s *Service) GetFile(ctx context.Context, p *coffer.Principal, id string) (
 	if err != nil {
 		return nil, nil, coffer.Internal(err, "file's bucket")
 	}
-	if !s.canRead(p, b, f) {
+	ruleStart := time.Now()
+	ok := s.canRead(p, b, f)
+	timing.Since(ctx, "rules", ruleStart)
+	if !ok {
 		return nil, nil, errFileNotFound()
 	}
 	return f, b, nil
@@ -43,7 +50,9 @@ func (s *Service) OpenFile(ctx context.Context, p *coffer.Principal, id string) 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	r, err := s.blobs.Open(ctx, f.BlobKey)
+	start := time.Now()
+	r, hit, err := s.content.Open(ctx, f.BlobKey, f.Size)
+	timing.FromContext(ctx).Add("blob-open", time.Since(start), cacheDesc(hit))
 	if err != nil {
 		if coffer.ErrorCode(err) == coffer.ENOTFOUND {
 			s.log.Error("file row without blob (broken metadata)", "file", f.ID, "key", f.BlobKey)
@@ -52,6 +61,14 @@ func (s *Service) OpenFile(ctx context.Context, p *coffer.Principal, id string) 
 		return nil, nil, nil, err
 	}
 	return f, b, r, nil
+}
+
+// cacheDesc describes where content came from, for Server-Timing.
+func cacheDesc(hit bool) string {
+	if hit {
+		return "memory"
+	}
+	return "store"
 }
 
 // DeleteFile removes a file: the row first, then its blob.

@@ -19,6 +19,7 @@ import (
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/access"
 	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/meta"
 )
 
@@ -29,25 +30,30 @@ type Config struct {
 	// SingleNode: no other process shares the stores (embedded SQLite), so at start
 	// every intent and temp file is abandoned.
 	SingleNode bool
+	// Content sizes the in-memory cache of small, hot file contents.
+	Content cache.ContentConfig
 }
 
 // DefaultConfig returns the defaults.
-func DefaultConfig() Config { return Config{StaleUploadAfter: 24 * time.Hour} }
+func DefaultConfig() Config {
+	return Config{StaleUploadAfter: 24 * time.Hour, Content: cache.DefaultContentConfig()}
+}
 
 // Validate checks c.
 func (c Config) Validate() error {
 	if c.StaleUploadAfter < time.Minute {
 		return coffer.Errorf(coffer.EINVALID, "stale upload age must be at least 1m")
 	}
-	return nil
+	return c.Content.Validate()
 }
 
 // Service is coffer's application layer.
 type Service struct {
-	cfg   Config
-	meta  meta.Store
-	blobs *blob.Store
-	log   *slog.Logger
+	cfg     Config
+	meta    meta.Store
+	blobs   *blob.Store
+	content *cache.Content
+	log     *slog.Logger
 	now   func() time.Time
 	rules atomic.Pointer[access.RuleSet]
 }
@@ -60,13 +66,20 @@ func New(cfg Config, m meta.Store, b *blob.Store, log *slog.Logger) (*Service, e
 	if log == nil {
 		log = slog.Default()
 	}
-	s := &Service{cfg: cfg, meta: m, blobs: b, log: log, now: time.Now}
+	content, err := cache.NewContent(b, cfg.Content)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{cfg: cfg, meta: m, blobs: b, content: content, log: log, now: time.Now}
 	s.rules.Store(access.Empty())
 	return s, nil
 }
 
 // Meta returns the metadata store (for health checks).
 func (s *Service) Meta() meta.Store { return s.meta }
+
+// Content returns the hot-content cache (for metrics).
+func (s *Service) Content() *cache.Content { return s.content }
 
 // newBlobKey returns a fresh, never reused blob key "f/<2 hex>/<32 hex>". Keys are
 // independent of file ids (a multipart upload may name its file after the bytes

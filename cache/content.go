@@ -1,0 +1,121 @@
+package cache
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/blob"
+	"github.com/maypok86/otter/v2"
+	"github.com/maypok86/otter/v2/stats"
+)
+
+// ContentConfig sizes the hot-content cache.
+type ContentConfig struct {
+	MaxBytes int64 // total bytes held; 0 disables the cache
+	MaxFile  int64 // larger files are never cached: they stream (sendfile from disk)
+}
+
+// DefaultContentConfig returns the defaults: 256 MB in all, files up to 1 MB.
+func DefaultContentConfig() ContentConfig {
+	return ContentConfig{MaxBytes: 256 << 20, MaxFile: 1 << 20}
+}
+
+// Validate checks c.
+func (c ContentConfig) Validate() error {
+	if c.MaxBytes < 0 || c.MaxFile < 0 || c.MaxFile > 64<<20 {
+		return coffer.Errorf(coffer.EINVALID, "content cache: sizes must be >= 0 and the largest file at most 64 MB")
+	}
+	return nil
+}
+
+// entryOverhead approximates the bytes an entry costs beyond its contents (key, node).
+const entryOverhead = 128
+
+// Content serves small blobs from memory. Entries are keyed by blob key, which is never
+// reused, so they need no invalidation: eviction is by size only.
+type Content struct {
+	blobs *blob.Store
+	cfg   ContentConfig
+	c     *otter.Cache[string, []byte] // nil when disabled
+	stats *stats.Counter
+}
+
+// NewContent wraps blobs.
+func NewContent(blobs *blob.Store, cfg ContentConfig) (*Content, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	c := &Content{blobs: blobs, cfg: cfg, stats: stats.NewCounter()}
+	if cfg.MaxBytes == 0 || cfg.MaxFile == 0 {
+		return c, nil
+	}
+	var err error
+	c.c, err = otter.New(&otter.Options[string, []byte]{
+		MaximumWeight: uint64(cfg.MaxBytes),
+		Weigher:       func(k string, v []byte) uint32 { return uint32(len(k) + len(v) + entryOverhead) },
+		StatsRecorder: c.stats,
+	})
+	return c, err
+}
+
+// Stats returns the hit, miss and eviction counts.
+func (c *Content) Stats() stats.Stats { return c.stats.Snapshot() }
+
+// WeightedSize returns the bytes held.
+func (c *Content) WeightedSize() uint64 {
+	if c.c == nil {
+		return 0
+	}
+	return c.c.WeightedSize()
+}
+
+// Open returns a reader of blob key, whose size the metadata says is size. A blob up
+// to MaxFile comes from memory (hit true) or is read whole into the cache first;
+// concurrent misses of one key read it once. Larger blobs are opened as they are.
+func (c *Content) Open(ctx context.Context, key string, size int64) (r blob.Reader, hit bool, err error) {
+	if c.c == nil || size > c.cfg.MaxFile || size < 0 {
+		r, err = c.blobs.Open(ctx, key)
+		return r, false, err
+	}
+	loaded := false
+	b, err := c.c.Get(ctx, key, otter.LoaderFunc[string, []byte](func(ctx context.Context, key string) ([]byte, error) {
+		loaded = true
+		return c.load(ctx, key, size)
+	}))
+	if err != nil {
+		return nil, false, err
+	}
+	return &memReader{Reader: bytes.NewReader(b), key: key}, !loaded, nil
+}
+
+// load reads a whole blob, checking it has the size the metadata promised.
+func (c *Content) load(ctx context.Context, key string, size int64) ([]byte, error) {
+	r, err := c.blobs.Open(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	buf := make([]byte, size+1)
+	n, err := io.ReadFull(r, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return nil, coffer.Internal(err, "read blob")
+	}
+	if int64(n) != size {
+		return nil, coffer.Internal(errors.New("blob size differs from metadata"), "read blob")
+	}
+	return buf[:n:n], nil
+}
+
+// memReader is a cached blob.
+type memReader struct {
+	*bytes.Reader
+	key string
+}
+
+func (m *memReader) Close() error { return nil }
+func (m *memReader) Attrs() blob.Attrs {
+	return blob.Attrs{Key: m.key, Size: m.Reader.Size()}
+}

@@ -1,0 +1,13 @@
+// Package cache holds coffer's caches, each a decorator that implements the interface
+// it wraps, so the layers below never know they are cached:
+//
+//   - Meta wraps a meta.Store: file rows by id and bucket settings by id, count-bounded
+//     with a TTL as a safety net. Writes made through it invalidate at once; changes
+//     made by other nodes arrive through Invalidate (see Bus).
+//   - Content holds small, hot file contents in memory, byte-bounded, keyed by blob
+//     key. A blob key is never reused (every write makes a new one), so an entry can
+//     never be stale: a replaced or deleted file simply stops being asked for.
+//   - Bus listens for invalidations from other nodes: PostgreSQL LISTEN on a dedicated
+//     connection, every cache flushed on (re)connect, since notifications sent while
+//     disconnected are lost.
+package cache

@@ -1,0 +1,91 @@
+// Package timing records where a request's time went, for the Server-Timing response
+// header: the HTTP layer puts a Recorder in the request context, and any layer below
+// adds the phases it ran (auth, meta, rules, blob-open, transform) and what its caches
+// did. Every function is a no-op on a context without a Recorder, so layers need not
+// care whether anyone is listening.
+package timing
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// maxEntries bounds a recorder; more entries are dropped (a request runs a handful).
+const maxEntries = 12
+
+type entry struct {
+	name, desc string
+	dur        time.Duration
+	timed      bool
+}
+
+// Recorder collects the phases of one request. It is used by one goroutine at a time
+// (the request's), so it has no lock.
+type Recorder struct {
+	n       int
+	entries [maxEntries]entry
+}
+
+type ctxKey struct{}
+
+// NewContext returns ctx carrying r.
+func NewContext(ctx context.Context, r *Recorder) context.Context {
+	return context.WithValue(ctx, ctxKey{}, r)
+}
+
+// FromContext returns the recorder of ctx, nil if none.
+func FromContext(ctx context.Context) *Recorder {
+	r, _ := ctx.Value(ctxKey{}).(*Recorder)
+	return r
+}
+
+// Add records a phase that took d; desc may be "".
+func (r *Recorder) Add(name string, d time.Duration, desc string) {
+	r.add(entry{name: name, desc: desc, dur: d, timed: true})
+}
+
+// Note records an event without a duration, such as a cache hit.
+func (r *Recorder) Note(name, desc string) { r.add(entry{name: name, desc: desc}) }
+
+func (r *Recorder) add(e entry) {
+	if r == nil || r.n == maxEntries {
+		return
+	}
+	r.entries[r.n] = e
+	r.n++
+}
+
+// Since records the phase name as having run from start until now.
+func Since(ctx context.Context, name string, start time.Time) {
+	FromContext(ctx).Add(name, time.Since(start), "")
+}
+
+// Note records an event on the recorder of ctx.
+func Note(ctx context.Context, name, desc string) { FromContext(ctx).Note(name, desc) }
+
+// Header returns the Server-Timing header value, e.g.
+// `auth;dur=0.012, meta;dur=0.004, meta-cache;desc="hit"`; "" when empty.
+func (r *Recorder) Header() string {
+	if r == nil || r.n == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for i, e := range r.entries[:r.n] {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(e.name)
+		if e.timed {
+			b.WriteString(";dur=")
+			b.WriteString(strconv.FormatFloat(float64(e.dur.Microseconds())/1000, 'f', -1, 64))
+		}
+		if e.desc != "" {
+			b.WriteString(`;desc="`)
+			b.WriteString(e.desc)
+			b.WriteByte('"')
+		}
+	}
+	return b.String()
+}
