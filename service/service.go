@@ -54,8 +54,8 @@ type Service struct {
 	blobs   *blob.Store
 	content *cache.Content
 	log     *slog.Logger
-	now   func() time.Time
-	rules atomic.Pointer[access.RuleSet]
+	now     func() time.Time
+	rules   atomic.Pointer[access.RuleSet]
 }
 
 // New returns a Service over the given stores.
