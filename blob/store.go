@@ -128,3 +128,7 @@ func (c *countingBlob) Read(p []byte) (int, error) {
 // Unwrap returns the driver's reader (an *os.File-backed one for fsblob, so
 // http.ServeContent can use sendfile).
 func (c *countingBlob) Unwrap() Reader { return c.Reader }
+
+// BytesIn returns the bytes written to the store; BytesOut those read from it.
+func (s *Store) BytesIn() int64  { return s.stats.BytesIn.Load() }
+func (s *Store) BytesOut() int64 { return s.stats.BytesOut.Load() }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/blob"
@@ -46,6 +47,10 @@ func (h *Handler) serveContent(w http.ResponseWriter, r *http.Request, f *coffer
 	}
 	hd.Set("Content-Disposition", contentDisposition(f, b))
 	hd.Set("Accept-Ranges", "bytes")
+	if r.Method != http.MethodHead {
+		extra := time.Duration(f.Size / h.cfg.MinWriteRate * int64(time.Second))
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(h.cfg.WriteTimeout + extra))
+	}
 	if tooManyRanges(r.Header.Get("Range"), h.cfg.MaxRanges) {
 		r.Header.Del("Range")
 	}

@@ -6,9 +6,11 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/auth"
+	"github.com/coffer/coffer/metrics"
 	"github.com/coffer/coffer/service"
 )
 
@@ -20,11 +22,19 @@ type Config struct {
 	PublicURL string // base URL clients reach this server at, for presigned URLs
 	MaxRanges int    // Range headers with more ranges are ignored (whole file served)
 	Version   string
+	// Metrics, when set, records every request and is served at GET /metrics.
+	Metrics *metrics.Metrics
+	// Slow clients: a request body read stalls at most ReadIdleTimeout; a response
+	// must be written within WriteTimeout, plus its size at MinWriteRate for files.
+	ReadIdleTimeout time.Duration
+	WriteTimeout    time.Duration
+	MinWriteRate    int64 // bytes per second
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{PublicURL: "http://127.0.0.1:8000", MaxRanges: 16, Version: "dev"}
+	return Config{PublicURL: "http://127.0.0.1:8000", MaxRanges: 16, Version: "dev",
+		ReadIdleTimeout: time.Minute, WriteTimeout: time.Minute, MinWriteRate: 64 << 10}
 }
 
 // Validate checks c.
@@ -34,6 +44,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxRanges < 1 {
 		return coffer.Errorf(coffer.EINVALID, "max ranges must be at least 1")
+	}
+	if c.ReadIdleTimeout <= 0 || c.WriteTimeout <= 0 || c.MinWriteRate <= 0 {
+		return coffer.Errorf(coffer.EINVALID, "read idle timeout, write timeout and minimum write rate must be positive")
 	}
 	return nil
 }
@@ -57,7 +70,7 @@ func New(cfg Config, svc *service.Service, authn *auth.Authenticator, signer *au
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
 	h := &Handler{cfg: cfg, svc: svc, authn: authn, signer: signer, log: log, mux: http.NewServeMux()}
 	h.routes()
-	h.root = h.wrap(h.mux)
+	h.root = h.wrap()
 	return h, nil
 }
 
@@ -68,6 +81,9 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /healthz", h.healthz)
 	m.HandleFunc("GET /v1/version", h.version)
 	m.HandleFunc("GET /v1/openapi.yaml", h.openapi)
+	if h.cfg.Metrics != nil {
+		m.Handle("GET /metrics", h.cfg.Metrics.Handler())
+	}
 
 	m.HandleFunc("POST /v1/files", h.uploadFiles)
 	m.HandleFunc("POST /v1/files/{$}", h.uploadFiles)

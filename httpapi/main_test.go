@@ -13,12 +13,16 @@ import (
 	"net/textproto"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/blob/fsblob"
+	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/httpapi"
+	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/meta/sqlite"
+	"github.com/coffer/coffer/metrics"
 	"github.com/coffer/coffer/service"
 )
 
@@ -29,12 +33,15 @@ type env struct {
 	srv   *httptest.Server
 	svc   *service.Service
 	blobs *blob.Store
+	db    *meta.Counting // every metadata store call, under the cache
+	cache *cache.Meta
 }
 
 // envOptions change the test server's setup.
 type envOptions struct {
 	jwtSecret string // Hasura JWT config JSON
 	rules     string // rules document
+	readIdle  time.Duration
 }
 
 // newEnv starts the real handler over SQLite and disk blobs in a temp dir, on loopback.
@@ -55,9 +62,14 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 	}
 	blobs := blob.New(d)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	db := meta.NewCounting(m)
+	mc, err := cache.NewMeta(db, cache.DefaultMetaConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := service.DefaultConfig()
 	cfg.SingleNode = true
-	svc, err := service.New(cfg, m, blobs, log)
+	svc, err := service.New(cfg, mc, blobs, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +90,14 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 	}
 	signer, _ := auth.NewSigner("k1", map[string][]byte{"k1": bytes.Repeat([]byte("k"), 32)})
 	srv := httptest.NewUnstartedServer(nil)
-	h, err := httpapi.New(httpapi.Config{PublicURL: "http://" + srv.Listener.Addr().String(), MaxRanges: 16, Version: "test"}, svc, authn, signer, log)
+	mt := metrics.New()
+	mt.Watch(metrics.Sources{DB: db, Meta: mc, Content: svc.Content(), Blobs: blobs})
+	hcfg := httpapi.DefaultConfig()
+	hcfg.PublicURL, hcfg.Version, hcfg.Metrics = "http://"+srv.Listener.Addr().String(), "test", mt
+	if o.readIdle > 0 {
+		hcfg.ReadIdleTimeout = o.readIdle
+	}
+	h, err := httpapi.New(hcfg, svc, authn, signer, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +105,7 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 	srv.Start()
 	t.Cleanup(func() { srv.Close(); blobs.Close(); m.Close() })
 	tt, _ := t.(*testing.T)
-	return &env{t: tt, srv: srv, svc: svc, blobs: blobs}
+	return &env{t: tt, srv: srv, svc: svc, blobs: blobs, db: db, cache: mc}
 }
 
 type part struct {

@@ -12,33 +12,43 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/internal/timing"
 )
 
-type ctxKey int
+// reqState is what the middleware knows about a request, in one context value.
+type reqState struct {
+	id    string
+	log   *slog.Logger // without the request id; logger adds it when needed
+	p     *coffer.Principal
+	timer timing.Recorder
+}
 
-const (
-	keyRequestID ctxKey = iota
-	keyLogger
-	keyPrincipal
-)
+type ctxKey struct{}
 
-func itoa(n int) string { return strconv.Itoa(n) }
+func state(r *http.Request) *reqState {
+	st, _ := r.Context().Value(ctxKey{}).(*reqState)
+	return st
+}
 
 func requestID(r *http.Request) string {
-	id, _ := r.Context().Value(keyRequestID).(string)
-	return id
+	if st := state(r); st != nil {
+		return st.id
+	}
+	return ""
 }
 
 func logger(r *http.Request) *slog.Logger {
-	if l, ok := r.Context().Value(keyLogger).(*slog.Logger); ok {
-		return l
+	if st := state(r); st != nil {
+		return st.log.With("request_id", st.id)
 	}
 	return slog.Default()
 }
 
 func principal(r *http.Request) *coffer.Principal {
-	p, _ := r.Context().Value(keyPrincipal).(*coffer.Principal)
-	return p
+	if st := state(r); st != nil {
+		return st.p
+	}
+	return nil
 }
 
 // newRequestID returns the client's X-Request-Id when it is short and plain, else a
@@ -62,24 +72,37 @@ func plainToken(s string) bool {
 	return true
 }
 
-// statusWriter records the status and body size for the access log.
+// statusWriter records the status and body size for the access log and metrics, and
+// adds the Server-Timing header just before the headers go out.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
+	timer  *timing.Recorder
+	start  time.Time
+}
+
+// headers runs once, before the first byte of the response.
+func (s *statusWriter) headers(code int) {
+	if s.status != 0 {
+		return
+	}
+	s.status = code
+	s.timer.Add("app", time.Since(s.start), "")
+	s.ResponseWriter.Header().Set("Server-Timing", s.timer.Header())
 }
 
 func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
+	if code >= 100 && code < 200 { // informational: the real header comes later
+		s.ResponseWriter.WriteHeader(code)
+		return
 	}
+	s.headers(code)
 	s.ResponseWriter.WriteHeader(code)
 }
 
 func (s *statusWriter) Write(p []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
+	s.headers(http.StatusOK)
 	n, err := s.ResponseWriter.Write(p)
 	s.bytes += int64(n)
 	return n, err
@@ -90,9 +113,7 @@ func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // ReadFrom keeps sendfile working through the wrapper.
 func (s *statusWriter) ReadFrom(r io.Reader) (int64, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
+	s.headers(http.StatusOK)
 	var n int64
 	var err error
 	if rf, ok := s.ResponseWriter.(io.ReaderFrom); ok {
@@ -106,42 +127,86 @@ func (s *statusWriter) ReadFrom(r io.Reader) (int64, error) {
 
 type writerOnly struct{ io.Writer }
 
-// wrap adds request id, structured access log, panic recovery, nosniff and the
-// principal to every request.
-func (h *Handler) wrap(next http.Handler) http.Handler {
+// countingBody counts request body bytes for the metrics and, when idle > 0, gives
+// every read idle time to make progress: a client that stops sending is cut off
+// instead of pinning a goroutine and a connection. At the end of the body the read
+// deadline is cleared (the server's own background read must not time out).
+type countingBody struct {
+	io.ReadCloser
+	n    int64
+	rc   *http.ResponseController
+	idle time.Duration
+}
+
+func (c *countingBody) Read(p []byte) (int, error) {
+	if c.idle > 0 {
+		_ = c.rc.SetReadDeadline(time.Now().Add(c.idle))
+	}
+	n, err := c.ReadCloser.Read(p)
+	c.n += int64(n)
+	if err == io.EOF && c.idle > 0 { // a stalled body keeps its deadline, so the server's drain fails too
+		_ = c.rc.SetReadDeadline(time.Time{})
+		c.idle = 0
+	}
+	return n, err
+}
+
+// wrap adds request id, Server-Timing, metrics, structured access log, panic recovery,
+// nosniff and the principal to every request.
+func (h *Handler) wrap() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		id := newRequestID(r)
-		log := h.log.With("request_id", id)
-		ctx := context.WithValue(r.Context(), keyRequestID, id)
-		ctx = context.WithValue(ctx, keyLogger, log)
-		r = r.WithContext(ctx)
-		sw := &statusWriter{ResponseWriter: w}
-		w.Header().Set("X-Request-Id", id)
+		st := &reqState{id: newRequestID(r), log: h.log}
+		ctx := context.WithValue(r.Context(), ctxKey{}, st)
+		r = r.WithContext(timing.NewContext(ctx, &st.timer))
+		sw := &statusWriter{ResponseWriter: w, timer: &st.timer, start: start}
+		rc := http.NewResponseController(w)
+		_ = rc.SetWriteDeadline(start.Add(h.cfg.WriteTimeout)) // downloads extend it by size
+		body := &countingBody{ReadCloser: r.Body, rc: rc}
+		if r.ContentLength != 0 {
+			body.idle = h.cfg.ReadIdleTimeout
+		}
+		r.Body = body
+		w.Header().Set("X-Request-Id", st.id)
 		w.Header().Set("X-Content-Type-Options", "nosniff")
+		_, route := h.mux.Handler(r) // the pattern, for metrics; ServeHTTP below sets PathValue
+		var end func(string, string, int, time.Duration, int64, int64)
+		if h.cfg.Metrics != nil {
+			end = h.cfg.Metrics.Begin()
+		}
 		defer func() {
 			if v := recover(); v != nil {
 				if v == http.ErrAbortHandler {
 					panic(v)
 				}
-				log.Error("panic", "value", v, "stack", string(debug.Stack()))
+				st.log.Error("panic", "request_id", st.id, "value", v, "stack", string(debug.Stack()))
 				if sw.status == 0 {
-					writeErrorStatus(sw, http.StatusInternalServerError, "internal error (request id "+id+")")
+					writeErrorStatus(sw, http.StatusInternalServerError, "internal error (request id "+st.id+")")
 				}
 			}
-			log.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
-				"bytes", sw.bytes, "duration_ms", float64(time.Since(start).Microseconds())/1000)
+			d := time.Since(start)
+			if end != nil {
+				end(route, r.Method, sw.status, d, body.n, sw.bytes)
+			}
+			if h.log.Enabled(r.Context(), slog.LevelInfo) {
+				st.log.Info("request", "request_id", st.id, "method", r.Method, "path", r.URL.Path,
+					"status", sw.status, "bytes", sw.bytes, "duration_ms", float64(d.Microseconds())/1000)
+			}
 		}()
+		authStart := time.Now()
 		p, err := h.authn.Principal(r)
+		st.timer.Add("auth", time.Since(authStart), "")
 		if err != nil {
 			writeError(sw, r, err)
 			return
 		}
-		r = r.WithContext(context.WithValue(r.Context(), keyPrincipal, p))
+		st.p = p
 		var out http.ResponseWriter = sw
-		if _, pattern := h.mux.Handler(r); pattern == "" {
+		if route == "" {
 			out = &jsonErrors{ResponseWriter: sw} // the mux's own 404/405 answers, as JSON
 		}
-		next.ServeHTTP(out, r)
+		h.mux.ServeHTTP(out, r)
 	})
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }

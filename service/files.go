@@ -14,12 +14,27 @@ import (
 // GetFile returns a file's metadata and its bucket. ENOTFOUND if the file does not
 // exist, is not uploaded yet, or p may not read it.
 func (s *Service) GetFile(ctx context.Context, p *coffer.Principal, id string) (*coffer.File, *coffer.Bucket, error) {
+	start := time.Now()
+	f, b, err := s.lookup(ctx, id)
+	timing.Since(ctx, "meta", start)
+	if err != nil {
+		return nil, nil, err
+	}
+	start = time.Now()
+	ok := s.canRead(p, b, f)
+	timing.Since(ctx, "rules", start)
+	if !ok {
+		return nil, nil, errFileNotFound()
+	}
+	return f, b, nil
+}
+
+// lookup returns an uploaded file and its bucket, whoever asks.
+func (s *Service) lookup(ctx context.Context, id string) (*coffer.File, *coffer.Bucket, error) {
 	id, err := coffer.ParseFileID(id)
 	if err != nil {
 		return nil, nil, errFileNotFound()
 	}
-	start := time.Now()
-	defer timing.Since(ctx, "meta", start)
 	f, err := s.meta.GetFile(ctx, id)
 	if err != nil {
 		if coffer.ErrorCode(err) == coffer.ENOTFOUND {
@@ -33,12 +48,6 @@ func (s *Service) GetFile(ctx context.Context, p *coffer.Principal, id string) (
 	b, err := s.meta.GetBucket(ctx, f.BucketID)
 	if err != nil {
 		return nil, nil, coffer.Internal(err, "file's bucket")
-	}
-	ruleStart := time.Now()
-	ok := s.canRead(p, b, f)
-	timing.Since(ctx, "rules", ruleStart)
-	if !ok {
-		return nil, nil, errFileNotFound()
 	}
 	return f, b, nil
 }

@@ -21,16 +21,21 @@ import (
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/blob/fsblob"
 	"github.com/coffer/coffer/blob/s3blob"
+	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/httpapi"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/meta/postgres"
 	"github.com/coffer/coffer/meta/sqlite"
+	"github.com/coffer/coffer/metrics"
 	"github.com/coffer/coffer/service"
 )
 
-// stores are the opened backends.
+// stores are the opened backends. meta is the cached, counted store the service uses;
+// db counts the calls that reach the database under the cache.
 type stores struct {
 	meta  meta.Store
+	db    *meta.Counting
+	cache *cache.Meta
 	blobs *blob.Store
 	lock  *os.File
 }
@@ -89,6 +94,13 @@ func (st *stores) openMeta(ctx context.Context, c *serveConfig) error {
 	if err := st.meta.(migrator).Migrate(ctx); err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
+	mcfg := cache.DefaultMetaConfig()
+	mcfg.Files, mcfg.TTL = c.MetaCacheFiles, c.MetaCacheTTL
+	st.db = meta.NewCounting(st.meta)
+	if st.cache, err = cache.NewMeta(st.db, mcfg); err != nil {
+		return err
+	}
+	st.meta = st.cache
 	return nil
 }
 
@@ -181,8 +193,9 @@ type server struct {
 	svc   *service.Service
 	http  *http.Server
 	ln    net.Listener
-	sweep context.CancelFunc
+	sweep context.CancelFunc // stops the sweeper and the bus
 	authn *auth.Authenticator
+	bus   *cache.Bus // nil on SQLite: one node, nothing to hear
 }
 
 func newServer(ctx context.Context, c *serveConfig, log *slog.Logger) (*server, error) {
@@ -202,11 +215,16 @@ func (s *server) build(ctx context.Context) error {
 	c := s.cfg
 	scfg := service.DefaultConfig()
 	scfg.StaleUploadAfter, scfg.SingleNode = c.StaleUploadAfter, c.usesSQLite()
+	scfg.Content = cache.ContentConfig{MaxBytes: c.ContentCacheSize, MaxFile: c.ContentCacheMax}
 	svc, err := service.New(scfg, s.st.meta, s.st.blobs, s.log)
 	if err != nil {
 		return err
 	}
 	s.svc = svc
+	s.st.cache.OnRulesChanged(func() { svc.ReloadRules(context.Background()) })
+	if !c.usesSQLite() {
+		s.bus = cache.NewBus(c.DatabaseURL, s.st.cache, s.log)
+	}
 	if err := loadRules(ctx, svc, c.RulesFile); err != nil {
 		return err
 	}
@@ -228,10 +246,14 @@ func (s *server) build(ctx context.Context) error {
 	}
 	hcfg := httpapi.DefaultConfig()
 	hcfg.PublicURL, hcfg.Version = c.PublicURL, version
+	hcfg.Metrics = metrics.New()
+	hcfg.Metrics.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: svc.Content(), Blobs: s.st.blobs, Bus: s.bus})
 	h, err := httpapi.New(hcfg, svc, authn, signer, s.log)
 	if err != nil {
 		return err
 	}
+	// Slow clients: headers must arrive within 10 s; bodies are read and responses
+	// written under per-request deadlines that httpapi sets and extends as bytes move.
 	s.http = &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -257,6 +279,9 @@ func (s *server) run(ctx context.Context) error {
 	sweepCtx, cancel := context.WithCancel(context.Background())
 	s.sweep = cancel
 	go s.svc.RunSweeper(sweepCtx, s.cfg.SweepInterval)
+	if s.bus != nil {
+		go s.bus.Run(sweepCtx)
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(s.ln) }()
 	s.log.Info("coffer listening", "addr", s.ln.Addr().String(), "version", version,

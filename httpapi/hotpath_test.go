@@ -1,0 +1,164 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hotEnv starts a server with JWT and the owner rule and a private bucket "priv".
+func hotEnv(t *testing.T) (*env, string) {
+	e := newEnv(t, envOptions{jwtSecret: jwtConfig, rules: matrixRules})
+	mustStatus(t, e.do("POST", "/v1/buckets", strings.NewReader(`{"id":"priv"}`), true), http.StatusCreated, nil)
+	return e, "Bearer " + token(t, "user", "alice")
+}
+
+// uploadData uploads data into bucket with the Authorization header auth.
+func (e *env) uploadData(auth, bucket string, data []byte) string {
+	e.t.Helper()
+	body, ctype := multipartBody(part{field: "bucket-id", body: []byte(bucket)}, part{field: "file[]", filename: "f.bin", body: data})
+	var out uploadResp
+	mustStatus(e.t, e.do("POST", "/v1/files", body, false, "Content-Type", ctype, "Authorization", auth), http.StatusCreated, &out)
+	return out.ProcessedFiles[0].ID
+}
+
+// TestCachedGetTouchesNothing: once a file is cached, repeated authorized GETs (whole,
+// ranged, conditional) make no database query and no blob-store call.
+func TestCachedGetTouchesNothing(t *testing.T) {
+	e, alice := hotEnv(t)
+	data := content(100 << 10)
+	id := e.uploadData(alice, "priv", data)
+	path := "/v1/files/" + id
+	resp := e.do("GET", path, nil, false, "Authorization", alice) // warms the caches
+	etag := resp.Header.Get("Etag")
+	mustStatus(t, resp, http.StatusOK, nil)
+	queries, blobCalls := e.db.Total(), e.blobs.Calls()
+	for range 10 {
+		resp := e.do("GET", path, nil, false, "Authorization", alice)
+		timingHdr := resp.Header.Get("Server-Timing")
+		if b := mustStatus(t, resp, http.StatusOK, nil); !bytes.Equal(b, data) {
+			t.Fatal("cached body differs")
+		}
+		for _, want := range []string{"auth;dur=", "meta;dur=", "rules;dur=", `blob-open;dur=`, `desc="memory"`, "app;dur="} {
+			if !strings.Contains(timingHdr, want) {
+				t.Fatalf("Server-Timing %q lacks %q", timingHdr, want)
+			}
+		}
+	}
+	resp = e.do("GET", path, nil, false, "Authorization", alice, "Range", "bytes=10-19")
+	if b := mustStatus(t, resp, http.StatusPartialContent, nil); !bytes.Equal(b, data[10:20]) {
+		t.Fatalf("range from cache: %q", b)
+	}
+	mustStatus(t, e.do("GET", path, nil, false, "Authorization", alice, "If-None-Match", etag), http.StatusNotModified, nil)
+	mustStatus(t, e.do("HEAD", path, nil, false, "Authorization", alice), http.StatusOK, nil)
+	if q, c := e.db.Total()-queries, e.blobs.Calls()-blobCalls; q != 0 || c != 0 {
+		t.Fatalf("13 cached requests made %d database queries and %d blob calls, want 0 and 0", q, c)
+	}
+	// A change through this node is seen at once.
+	mustStatus(t, e.do("DELETE", path, nil, true), http.StatusNoContent, nil)
+	mustError(t, e.do("GET", path, nil, false, "Authorization", alice), http.StatusNotFound)
+}
+
+// Files above the content cache's limit stream from the blob store every time.
+func TestLargeFilesStream(t *testing.T) {
+	e, alice := hotEnv(t)
+	data := content(2 << 20)
+	id := e.uploadData(alice, "priv", data)
+	for i := range 2 {
+		calls := e.blobs.Calls()
+		resp := e.do("GET", "/v1/files/"+id, nil, false, "Authorization", alice)
+		timingHdr := resp.Header.Get("Server-Timing")
+		if b := mustStatus(t, resp, http.StatusOK, nil); !bytes.Equal(b, data) {
+			t.Fatal("body differs")
+		}
+		if e.blobs.Calls() == calls || !strings.Contains(timingHdr, `desc="store"`) {
+			t.Fatalf("GET %d of a 2 MB file: no blob call, or Server-Timing %q", i, timingHdr)
+		}
+	}
+}
+
+// Replacing a file changes what a cached GET serves.
+func TestReplaceSeenThroughCache(t *testing.T) {
+	e, alice := hotEnv(t)
+	id := e.uploadData(alice, "priv", []byte("old contents"))
+	path := "/v1/files/" + id
+	mustStatus(t, e.do("GET", path, nil, false, "Authorization", alice), http.StatusOK, nil)
+	body, ctype := multipartBody(part{field: "file", filename: "f.bin", body: []byte("new contents")})
+	mustStatus(t, e.do("PUT", path, body, false, "Content-Type", ctype, "Authorization", alice), http.StatusOK, nil)
+	if b := mustStatus(t, e.do("GET", path, nil, false, "Authorization", alice), http.StatusOK, nil); string(b) != "new contents" {
+		t.Fatalf("after replace: %q", b)
+	}
+}
+
+func TestMetricsEndpoint(t *testing.T) {
+	e, alice := hotEnv(t)
+	id := e.uploadData(alice, "priv", []byte("x"))
+	for range 3 {
+		mustStatus(t, e.do("GET", "/v1/files/"+id, nil, false, "Authorization", alice), http.StatusOK, nil)
+	}
+	resp := e.do("GET", "/metrics", nil, false)
+	body := string(mustStatus(t, resp, http.StatusOK, nil))
+	for _, want := range []string{
+		`coffer_http_request_duration_seconds_count{method="GET",route="GET /v1/files/{id}",status="200"} 3`,
+		`coffer_cache_hits_total{cache="content"} 2`,
+		`coffer_cache_misses_total{cache="content"} 1`,
+		`coffer_cache_hits_total{cache="file"}`,
+		`coffer_db_queries_total{method="GetFile"}`,
+		`coffer_blob_calls_total`,
+		`coffer_http_requests_in_flight 1`, // this request
+		`coffer_http_response_body_bytes_total`,
+		`go_goroutines`,
+		`process_resident_memory_bytes`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	if t.Failed() {
+		fmt.Println(body)
+	}
+}
+
+// Every response carries Server-Timing, errors included.
+func TestServerTimingOnErrors(t *testing.T) {
+	e, _ := hotEnv(t)
+	for _, c := range []struct {
+		path string
+		hdr  []string
+	}{
+		{"/v1/files/00000000-0000-0000-0000-000000000000", nil},
+		{"/nope", nil},
+		{"/v1/files/x", []string{"Authorization", "Bearer bad"}},
+	} {
+		resp := e.do("GET", c.path, nil, false, c.hdr...)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if h := resp.Header.Get("Server-Timing"); !strings.Contains(h, "auth;dur=") {
+			t.Errorf("GET %s (%d): Server-Timing %q", c.path, resp.StatusCode, h)
+		}
+	}
+}
+
+// A client that stops sending its upload body is cut off after the idle timeout
+// instead of holding a connection and a goroutine.
+func TestStalledUploadCutOff(t *testing.T) {
+	e := newEnv(t, envOptions{readIdle: 200 * time.Millisecond})
+	conn, err := net.Dial("tcp", e.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/files HTTP/1.1\r\nHost: x\r\nX-Hasura-Admin-Secret: %s\r\n"+
+		"Content-Type: multipart/form-data; boundary=X\r\nContent-Length: 100000\r\n\r\n--X\r\n", adminSecret)
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	start := time.Now()
+	_, err = io.ReadAll(conn) // whatever the server answers, it must close the connection
+	if err != nil {
+		t.Fatalf("server kept the stalled connection open: %v after %v", err, time.Since(start))
+	}
+}

@@ -1,0 +1,61 @@
+package metrics
+
+import (
+	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/cache"
+	"github.com/coffer/coffer/meta"
+)
+
+// Sources are the components whose counters the metrics report; nil ones are skipped.
+type Sources struct {
+	DB      *meta.Counting // database calls
+	Meta    *cache.Meta    // file and bucket caches
+	Content *cache.Content // hot-content cache
+	Blobs   *blob.Store    // blob store calls and bytes
+	Bus     *cache.Bus     // cross-node invalidations
+	// Images reports the image worker pool: waiting requests and busy workers.
+	Images func() (queued, busy int)
+}
+
+// Watch registers collectors that read src at scrape time.
+func (m *Metrics) Watch(src Sources) {
+	if src.DB != nil {
+		m.Register(LabeledCounter("coffer_db_queries_total", "Metadata store calls (each one or more database round trips), by method.", "method",
+			func() ([]string, []int64) { c := src.DB.Counts(); return meta.MethodNames[:], c[:] }))
+	}
+	var caches []CacheStats
+	if src.Meta != nil {
+		caches = append(caches, CacheStats{"file", src.Meta.FileStats}, CacheStats{"bucket", src.Meta.BucketStats})
+	}
+	if c := src.Content; c != nil {
+		caches = append(caches, CacheStats{"content", c.Stats})
+		m.Register(Gauge("coffer_content_cache_bytes", "Bytes held by the hot-content cache.", func() float64 { return float64(c.WeightedSize()) }))
+	}
+	if len(caches) > 0 {
+		m.Register(Caches(caches...))
+	}
+	if b := src.Blobs; b != nil {
+		m.Register(
+			Counter("coffer_blob_calls_total", "Blob store calls.", func() float64 { return float64(b.Calls()) }),
+			Counter("coffer_blob_read_bytes_total", "Bytes read from the blob store.", func() float64 { return float64(b.BytesOut()) }),
+			Counter("coffer_blob_written_bytes_total", "Bytes written to the blob store.", func() float64 { return float64(b.BytesIn()) }))
+	}
+	if bus := src.Bus; bus != nil {
+		m.Register(
+			Counter("coffer_invalidations_received_total", "Invalidations received from the database.", func() float64 { return float64(bus.Notifications()) }),
+			Counter("coffer_invalidation_bus_reconnects_total", "Times the invalidation listener reconnected (each flushes the caches).", func() float64 { return float64(bus.Reconnects()) }),
+			Gauge("coffer_invalidation_bus_connected", "1 while the invalidation listener is connected.", func() float64 { return b2f(bus.Connected()) }))
+	}
+	if src.Images != nil {
+		m.Register(
+			Gauge("coffer_image_queue_depth", "Image transformations waiting for a worker.", func() float64 { q, _ := src.Images(); return float64(q) }),
+			Gauge("coffer_image_workers_busy", "Image workers transforming now.", func() float64 { _, b := src.Images(); return float64(b) }))
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
