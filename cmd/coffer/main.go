@@ -33,6 +33,7 @@ func newRootCmd() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.AddCommand(newServeCmd(), newMigrateCmd(), newVersionCmd())
+	root.AddCommand(newBenchCmd())
 	return root
 }
 

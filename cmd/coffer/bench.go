@@ -1,0 +1,186 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+
+	"github.com/coffer/coffer/bench"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// benchFlags are the command-line settings of coffer bench beyond bench.Config.
+type benchFlags struct {
+	cfg      bench.Config
+	stages   string
+	compare  bool
+	jsonPath string
+	htmlPath string
+	quiet    bool
+}
+
+func newBenchCmd() *cobra.Command {
+	f := &benchFlags{cfg: bench.DefaultConfig()}
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Load-test a coffer server (or any server of the same files) and report latency and throughput",
+		Long: `Runs built-in scenarios (downloads of 100 KB, 5 MB and 45 MB files, a 5.3 MB JPEG
+plain and transformed, uploads) against --target, ramping workers from 1 to each
+scenario's target over --ramp and holding for --hold (or following --stages), and
+prints a table; --json and --html write full results with charts. Fixtures are
+uploaded first (into a bucket of its own with --admin-secret) and deleted after,
+also on Ctrl-C. --url runs the download scenarios against any URL template;
+--target-b/--url-b compare two servers in alternating rounds.`,
+		Example: `  coffer bench --target http://127.0.0.1:8000 --admin-secret s --scenario all --json b.json --html b.html
+  coffer bench --target http://127.0.0.1:8000 --admin-secret s --scenario download_small_file --stages 10@1m,0@1m,40@3m
+  coffer bench --fixtures-dir /var/www/bench --url 'http://127.0.0.1:8080/bench/{file}' --scenario download_small_file
+  coffer bench --target http://127.0.0.1:8000 --target-b http://127.0.0.1:8001 --admin-secret s --rounds 3`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
+	}
+	f.register(cmd.Flags())
+	cmd.AddCommand(newBenchHelloCmd())
+	return cmd
+}
+
+func (f *benchFlags) register(fs *pflag.FlagSet) {
+	c := &f.cfg
+	fs.StringVar(&c.A.Target, "target", "", "base URL of the coffer server under test, e.g. http://127.0.0.1:8000")
+	fs.StringVar(&c.A.URL, "url", "", "download URL template ({file}: fixture name, {id}: file id on --target); without --target nothing is uploaded")
+	fs.IntVar(&c.A.ServerPID, "server-pid", 0, "sample this server process's RSS and CPU time from /proc")
+	fs.StringVar(&c.B.Target, "target-b", "", "compare: second coffer server")
+	fs.StringVar(&c.B.URL, "url-b", "", "compare: second download URL template")
+	fs.IntVar(&c.B.ServerPID, "server-pid-b", 0, "compare: process of the second server")
+	fs.BoolVar(&f.compare, "compare", false, "compare --target/--url with --target-b/--url-b (implied by either)")
+	fs.IntVar(&c.Rounds, "rounds", c.Rounds, "compare: rounds of A B per scenario")
+	fs.StringVar(&c.AdminSecret, "admin-secret", "", "x-hasura-admin-secret (creates and deletes a bucket of its own)")
+	fs.StringVar(&c.Token, "token", "", "JWT for Authorization: Bearer (uses --bucket, default \"default\")")
+	fs.StringVar(&c.Bucket, "bucket", "", "bucket for fixtures and uploads (default: a new one with --admin-secret, else \"default\")")
+	fs.StringSliceVar(&c.Scenarios, "scenario", c.Scenarios, "scenarios, comma-separated, or all: "+scenarioNames())
+	fs.DurationVar(&c.Ramp, "ramp", c.Ramp, "ramp from 1 worker to the scenario's target over this time")
+	fs.DurationVar(&c.Hold, "hold", c.Hold, "then hold the target this long")
+	fs.StringVar(&f.stages, "stages", "", "schedule TARGET@DURATION,... replacing --ramp/--hold and the scenario's workers, e.g. 10@1m,0@1m,40@3m")
+	fs.IntVar(&c.Workers, "workers", 0, "worker target of every scenario (default: the scenario's own)")
+	fs.Float64Var(&c.Rate, "rate", 0, "open loop: peak requests/s following the schedule's shape (default: closed loop)")
+	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "per-request timeout, body included")
+	fs.DurationVar(&c.GracefulStop, "graceful-stop", c.GracefulStop, "let in-flight requests finish this long after the schedule ends")
+	fs.DurationVar(&c.Interval, "interval", c.Interval, "time-series resolution")
+	fs.StringVar(&c.FixturesDir, "fixtures-dir", "", "write the download fixtures into this directory (for a static server; alone: write and exit)")
+	fs.StringVar(&f.jsonPath, "json", "", "write full results as JSON to this file")
+	fs.StringVar(&f.htmlPath, "html", "", "write a self-contained HTML report with charts to this file")
+	fs.BoolVar(&f.quiet, "quiet", false, "no live progress line (it is off anyway when stdout is not a terminal)")
+}
+
+func scenarioNames() string {
+	var s string
+	for i, sc := range bench.Scenarios() {
+		if i > 0 {
+			s += ", "
+		}
+		s += sc.Name
+	}
+	return s
+}
+
+// config completes the Config from the flags that need parsing.
+func (f *benchFlags) config(fs *pflag.FlagSet) (bench.Config, error) {
+	c := f.cfg
+	if f.stages != "" {
+		st, err := bench.ParseStages(f.stages)
+		if err != nil {
+			return c, err
+		}
+		c.Stages = st
+		if fs.Changed("ramp") || fs.Changed("hold") {
+			return c, errors.New("--stages replaces --ramp and --hold: give one or the other")
+		}
+	}
+	if f.compare && !c.Compare() {
+		return c, errors.New("--compare needs --target-b or --url-b")
+	}
+	return c, c.Validate()
+}
+
+func (f *benchFlags) run(cmd *cobra.Command) error {
+	cfg, err := f.config(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	var live io.Writer
+	if !f.quiet && isTerminal(out) {
+		live = out
+	}
+	r, err := bench.NewRunner(cfg, cmd.ErrOrStderr(), live)
+	if err != nil {
+		return err
+	}
+	res, runErr := r.Run(cmd.Context())
+	if res == nil || len(res.Runs) == 0 {
+		return runErr
+	}
+	if err := bench.WriteText(out, res); err != nil {
+		return err
+	}
+	if err := f.writeReports(res); err != nil {
+		return err
+	}
+	return runErr
+}
+
+func (f *benchFlags) writeReports(res *bench.Results) error {
+	if f.jsonPath != "" {
+		if err := bench.WriteFile(f.jsonPath, res, bench.WriteJSON); err != nil {
+			return err
+		}
+	}
+	if f.htmlPath != "" {
+		return bench.WriteFile(f.htmlPath, res, bench.WriteHTML)
+	}
+	return nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// newBenchHelloCmd is a hidden helper: a trivial HTTP server for measuring the
+// generator's own overhead, e.g. against wrk.
+func newBenchHelloCmd() *cobra.Command {
+	var listen string
+	var dur time.Duration
+	cmd := &cobra.Command{
+		Use:    "hello-server",
+		Short:  "Serve a 6-byte response on every path (for measuring the load generator itself)",
+		Hidden: true,
+		Args:   cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "listening on", ln.Addr())
+			ctx := cmd.Context()
+			if dur > 0 {
+				var cancel func()
+				ctx, cancel = context.WithTimeout(ctx, dur)
+				defer cancel()
+			}
+			return bench.ServeHello(ctx, ln)
+		},
+	}
+	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:18081", "address to listen on")
+	cmd.Flags().DurationVar(&dur, "for", 0, "stop after this long (0: until Ctrl-C)")
+	return cmd
+}
