@@ -173,7 +173,7 @@ func (u *upload) do(ctx context.Context, w *workerState, start time.Time) outcom
 	resp.Body.Close()
 	o.latency = max(time.Since(start), 1)
 	if o.kind == kindOK {
-		o.bytes = size
+		o.bytes = max(u.fixture.Size, 0) // payload bytes, without the multipart framing
 		if err != nil || len(out.ProcessedFiles) != 1 {
 			o.kind = kindOther
 		} else {

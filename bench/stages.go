@@ -10,8 +10,8 @@ import (
 // Stage is one leg of a load schedule: the level (workers, or a share of the open-loop
 // rate) moves linearly from the previous stage's Target to this Target over Duration.
 type Stage struct {
-	Target   int           `json:"target"`
-	Duration time.Duration `json:"duration"`
+	Target   int
+	Duration time.Duration
 }
 
 // String formats s as ParseStages reads it.
@@ -88,11 +88,10 @@ func ValidateStages(st []Stage) error {
 // RampHold is the default schedule: from 1 worker up to target over ramp, then target
 // for hold. A zero ramp starts at target.
 func RampHold(target int, ramp, hold time.Duration) []Stage {
-	var st []Stage
-	if ramp > 0 {
-		st = append(st, Stage{Target: 1, Duration: 0}, Stage{Target: target, Duration: ramp})
+	if ramp <= 0 {
+		return []Stage{{Target: target, Duration: 0}, {Target: target, Duration: hold}}
 	}
-	return append(st, Stage{Target: target, Duration: hold})
+	return []Stage{{Target: 1, Duration: 0}, {Target: target, Duration: ramp}, {Target: target, Duration: hold}}
 }
 
 // Schedule answers the level at any time of a validated list of stages.

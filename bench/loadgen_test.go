@@ -1,0 +1,171 @@
+package bench
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// faultServer answers request number n (from 1) by n mod 5: 1 → 500, 2 → headers
+// announcing bodySize bytes, 10 bytes, then a closed connection; else 200 with
+// bodySize bytes. It counts what it did.
+type faultServer struct {
+	seq, ok, failed, cut atomic.Int64
+}
+
+const faultBodySize = 3000
+
+func (f *faultServer) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	body := make([]byte, faultBodySize)
+	switch f.seq.Add(1) % 5 {
+	case 1:
+		f.failed.Add(1)
+		http.Error(w, "injected", http.StatusInternalServerError)
+	case 2:
+		f.cut.Add(1)
+		w.Header().Set("Content-Length", strconv.Itoa(faultBodySize))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(body[:10])
+		w.(http.Flusher).Flush()
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	default:
+		f.ok.Add(1)
+		_, _ = w.Write(body)
+	}
+}
+
+func downloadSpec(t *testing.T, url string, stages []Stage, rate float64) loadSpec {
+	t.Helper()
+	client := newClient(newTransport(8), 10*time.Second)
+	base, err := newDownload(context.Background(), client, url, credentials{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loadSpec{sched: NewSchedule(stages), rate: rate, workers: 8, interval: 100 * time.Millisecond,
+		graceful: 30 * time.Second, newOp: func(ctx context.Context, _ int) op {
+			return &download{client: client, req: base.req.Clone(ctx)}
+		}}
+}
+
+func TestLoadCountsRequestsBytesAndErrors(t *testing.T) {
+	tests := []struct {
+		name   string
+		stages []Stage
+		rate   float64
+	}{
+		{"closed loop", []Stage{{4, 0}, {4, 300 * time.Millisecond}}, 0},
+		{"closed loop ramp up and down", []Stage{{6, 150 * time.Millisecond}, {0, 150 * time.Millisecond}, {3, 100 * time.Millisecond}}, 0},
+		{"open loop", []Stage{{1, 0}, {1, 300 * time.Millisecond}}, 300},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fs := &faultServer{}
+			srv := httptest.NewServer(fs)
+			defer srv.Close()
+			g := runLoad(context.Background(), downloadSpec(t, srv.URL+"/f", tc.stages, tc.rate))
+			c, lat, _, status := g.rec.totals()
+			served := fs.seq.Load()
+			if served == 0 {
+				t.Fatal("no request reached the server")
+			}
+			if got := c.Requests - c.Kinds[kindDropped]; got != served {
+				t.Errorf("counted %d requests (without %d dropped), server saw %d", got, c.Kinds[kindDropped], served)
+			}
+			if c.Kinds[kindOK] != fs.ok.Load() || status[200] != fs.ok.Load()+fs.cut.Load() {
+				t.Errorf("ok %d, status 200 %d; server: ok %d cut %d", c.Kinds[kindOK], status[200], fs.ok.Load(), fs.cut.Load())
+			}
+			if c.Kinds[kind5xx] != fs.failed.Load() || status[500] != fs.failed.Load() {
+				t.Errorf("5xx %d (status 500: %d), server failed %d", c.Kinds[kind5xx], status[500], fs.failed.Load())
+			}
+			if c.Kinds[kindConn] != fs.cut.Load() {
+				t.Errorf("connection errors %d, server cut %d", c.Kinds[kindConn], fs.cut.Load())
+			}
+			if c.Errors != c.Requests-c.Kinds[kindOK] {
+				t.Errorf("errors %d of %d requests with %d ok", c.Errors, c.Requests, c.Kinds[kindOK])
+			}
+			wantBytes := fs.ok.Load()*faultBodySize + fs.cut.Load()*10 + fs.failed.Load()*int64(len("injected\n"))
+			if c.Bytes != wantBytes {
+				t.Errorf("bytes %d, want %d", c.Bytes, wantBytes)
+			}
+			if lat.TotalCount() != served {
+				t.Errorf("%d latency samples, want one per response (%d)", lat.TotalCount(), served)
+			}
+			checkSeries(t, g, c)
+		})
+	}
+}
+
+// checkSeries checks that the time series adds up to the totals.
+func checkSeries(t *testing.T, g *generator, c counts) {
+	t.Helper()
+	var reqs, errs, bytes int64
+	for _, p := range g.points {
+		reqs, errs, bytes = reqs+p.Requests, errs+p.Errors, bytes+p.Bytes
+	}
+	if reqs != c.Requests || errs != c.Errors || bytes != c.Bytes {
+		t.Errorf("series sums %d/%d/%d, totals %d/%d/%d", reqs, errs, bytes, c.Requests, c.Errors, c.Bytes)
+	}
+	if len(g.points) < 2 {
+		t.Errorf("%d points, want a time series", len(g.points))
+	}
+}
+
+func TestLoadConnectionRefusedAndTimeout(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(5 * time.Second):
+		}
+	}))
+	defer slow.Close()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close()
+	tests := []struct {
+		name string
+		url  string
+		kind errKind
+	}{
+		{"refused", closedURL, kindConn},
+		{"timeout", slow.URL, kindTimeout},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := downloadSpec(t, tc.url, []Stage{{2, 0}, {2, 200 * time.Millisecond}}, 0)
+			client := newClient(newTransport(2), 50*time.Millisecond)
+			base, _ := newDownload(context.Background(), client, tc.url, credentials{})
+			spec.newOp = func(ctx context.Context, _ int) op { return &download{client: client, req: base.req.Clone(ctx)} }
+			g := runLoad(context.Background(), spec)
+			c, lat, _, _ := g.rec.totals()
+			if c.Requests == 0 || c.Kinds[tc.kind] != c.Requests || c.Errors != c.Requests || lat.TotalCount() != 0 {
+				t.Errorf("requests %d errors %d kinds %v latency samples %d; want all %s", c.Requests, c.Errors, c.Kinds,
+					lat.TotalCount(), tc.kind)
+			}
+		})
+	}
+}
+
+func TestLoadStopsOnCancel(t *testing.T) {
+	fs := &faultServer{}
+	srv := httptest.NewServer(fs)
+	defer srv.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	done := make(chan *generator)
+	go func() { done <- runLoad(ctx, downloadSpec(t, srv.URL, []Stage{{3, 0}, {3, time.Hour}}, 0)) }()
+	select {
+	case g := <-done:
+		if c, _, _, _ := g.rec.totals(); c.Requests == 0 {
+			t.Error("nothing counted before the cancel")
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("runLoad did not stop after its context was cancelled")
+	}
+}
