@@ -88,7 +88,7 @@ func (c *Content) Open(ctx context.Context, key string, size int64) (r blob.Read
 	if err != nil {
 		return nil, false, err
 	}
-	return &memReader{Reader: bytes.NewReader(b), key: key}, !loaded, nil
+	return &memReader{Reader: bytes.NewReader(b), b: b, key: key}, !loaded, nil
 }
 
 // load reads a whole blob, checking it has the size the metadata promised.
@@ -112,7 +112,17 @@ func (c *Content) load(ctx context.Context, key string, size int64) ([]byte, err
 // memReader is a cached blob.
 type memReader struct {
 	*bytes.Reader
+	b   []byte
 	key string
+}
+
+// NextBytes returns the next n bytes (fewer at the end) without copying and moves
+// past them, so a server can write cached contents in one call.
+func (m *memReader) NextBytes(n int64) []byte {
+	pos := m.Reader.Size() - int64(m.Reader.Len())
+	end := min(pos+max(n, 0), int64(len(m.b)))
+	_, _ = m.Reader.Seek(end, io.SeekStart)
+	return m.b[pos:end]
 }
 
 func (m *memReader) Close() error { return nil }

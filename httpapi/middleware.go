@@ -6,9 +6,12 @@ import (
 	"encoding/hex"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
+	"os"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/coffer/coffer"
@@ -111,19 +114,60 @@ func (s *statusWriter) Write(p []byte) (int, error) {
 // Unwrap lets http.ResponseController and sendfile (via ReadFrom) reach the real writer.
 func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// ReadFrom keeps sendfile working through the wrapper.
+// ReadFrom keeps sendfile working through the wrapper for files on disk. For other
+// sources it avoids the standard library's fallback, which allocates a 32 KB buffer
+// per response: contents already in memory go out in one write, streams through a
+// pooled buffer.
 func (s *statusWriter) ReadFrom(r io.Reader) (int64, error) {
 	s.headers(http.StatusOK)
 	var n int64
 	var err error
-	if rf, ok := s.ResponseWriter.(io.ReaderFrom); ok {
-		n, err = rf.ReadFrom(r)
-	} else {
-		n, err = io.Copy(writerOnly{s.ResponseWriter}, r)
+	switch src := sourceOf(r); {
+	case src.mem != nil:
+		var m int
+		m, err = s.ResponseWriter.Write(src.mem.NextBytes(src.limit))
+		n = int64(m)
+	case src.file:
+		if rf, ok := s.ResponseWriter.(io.ReaderFrom); ok {
+			n, err = rf.ReadFrom(r)
+			break
+		}
+		fallthrough
+	default:
+		buf := copyBufs.Get().(*[]byte)
+		n, err = io.CopyBuffer(writerOnly{s.ResponseWriter}, r, *buf)
+		copyBufs.Put(buf)
 	}
 	s.bytes += n
 	return n, err
 }
+
+// byteSource is a reader over bytes in memory that can hand out its next n bytes
+// without copying (the content cache's readers).
+type byteSource interface{ NextBytes(n int64) []byte }
+
+type source struct {
+	mem   byteSource
+	limit int64
+	file  bool // an *os.File: sendfile applies
+}
+
+// sourceOf looks through the io.LimitedReader that http.ServeContent wraps bodies in.
+func sourceOf(r io.Reader) source {
+	limit := int64(math.MaxInt64)
+	if lr, ok := r.(*io.LimitedReader); ok {
+		r, limit = lr.R, lr.N
+	}
+	switch v := r.(type) {
+	case byteSource:
+		return source{mem: v, limit: limit}
+	case *os.File:
+		return source{file: true}
+	}
+	return source{}
+}
+
+var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 type writerOnly struct{ io.Writer }
 
