@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/coffer/coffer/bench"
@@ -22,6 +23,7 @@ type benchFlags struct {
 	jsonPath string
 	htmlPath string
 	quiet    bool
+	cpuProf  string
 }
 
 func newBenchCmd() *cobra.Command {
@@ -74,6 +76,8 @@ func (f *benchFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.jsonPath, "json", "", "write full results as JSON to this file")
 	fs.StringVar(&f.htmlPath, "html", "", "write a self-contained HTML report with charts to this file")
 	fs.BoolVar(&f.quiet, "quiet", false, "no live progress line (it is off anyway when stdout is not a terminal)")
+	fs.StringVar(&f.cpuProf, "cpuprofile", "", "write a CPU profile of the load generator to this file")
+	_ = fs.MarkHidden("cpuprofile")
 }
 
 func scenarioNames() string {
@@ -119,6 +123,13 @@ func (f *benchFlags) run(cmd *cobra.Command) error {
 	r, err := bench.NewRunner(cfg, cmd.ErrOrStderr(), live)
 	if err != nil {
 		return err
+	}
+	if f.cpuProf != "" {
+		stop, err := startCPUProfile(f.cpuProf)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	res, runErr := r.Run(cmd.Context())
 	if res == nil || len(res.Runs) == 0 {
@@ -183,4 +194,17 @@ func newBenchHelloCmd() *cobra.Command {
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:18081", "address to listen on")
 	cmd.Flags().DurationVar(&dur, "for", 0, "stop after this long (0: until Ctrl-C)")
 	return cmd
+}
+
+// startCPUProfile profiles this process into path until the returned stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	pf, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		pf.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); pf.Close() }, nil
 }
