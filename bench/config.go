@@ -41,6 +41,11 @@ type Config struct {
 	Workers   int           // replaces each scenario's worker target when above 0
 	Rate      float64       // open loop: peak arrivals per second; 0 is closed loop
 
+	// Client picks the download client: "fast" (default) is a minimal HTTP/1.1
+	// client for http:// URLs that leaves more CPU to the server; "std" is net/http
+	// (always used for https and for the API).
+	Client string
+
 	Timeout      time.Duration // per request, including the body
 	GracefulStop time.Duration // in-flight requests may finish this long after the schedule ends
 	Interval     time.Duration // time-series resolution
@@ -56,6 +61,7 @@ func DefaultConfig() Config {
 		Scenarios:    []string{"all"},
 		Ramp:         10 * time.Second,
 		Hold:         60 * time.Second,
+		Client:       "fast",
 		Timeout:      60 * time.Second,
 		GracefulStop: 10 * time.Second,
 		Interval:     time.Second,
@@ -111,6 +117,9 @@ func (c *Config) validateLoad() []error {
 		if d := pos[name]; d <= 0 {
 			errs = append(errs, fmt.Errorf("%s %s must be above zero", name, d))
 		}
+	}
+	if c.Client != "fast" && c.Client != "std" {
+		errs = append(errs, fmt.Errorf("--http-client %q: want fast or std", c.Client))
 	}
 	if c.GracefulStop < 0 {
 		errs = append(errs, fmt.Errorf("--graceful-stop %s must not be negative", c.GracefulStop))

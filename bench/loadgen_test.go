@@ -41,18 +41,31 @@ func (f *faultServer) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 	}
 }
 
-func downloadSpec(t *testing.T, url string, stages []Stage, rate float64) loadSpec {
+// downloadSpec loads url with the fast client ("fast") or net/http ("std").
+func downloadSpec(t *testing.T, client, url string, stages []Stage, rate float64, timeout time.Duration) loadSpec {
 	t.Helper()
-	client := newClient(newTransport(8), 10*time.Second)
-	base, err := newDownload(context.Background(), client, url, credentials{})
+	spec := loadSpec{sched: NewSchedule(stages), rate: rate, workers: 8, interval: 100 * time.Millisecond,
+		graceful: 30 * time.Second}
+	if client == "fast" {
+		spec.newOp = func(ctx context.Context, _ int) op {
+			g, err := newRawGet(ctx, url, credentials{}, timeout)
+			if err != nil {
+				t.Error(err)
+			}
+			return g
+		}
+		return spec
+	}
+	hc := newClient(newTransport(8), timeout)
+	base, err := newDownload(context.Background(), hc, url, credentials{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return loadSpec{sched: NewSchedule(stages), rate: rate, workers: 8, interval: 100 * time.Millisecond,
-		graceful: 30 * time.Second, newOp: func(ctx context.Context, _ int) op {
-			return &download{client: client, req: base.req.Clone(ctx)}
-		}}
+	spec.newOp = func(ctx context.Context, _ int) op { return &download{client: hc, req: base.req.Clone(ctx)} }
+	return spec
 }
+
+var clients = []string{"fast", "std"}
 
 func TestLoadCountsRequestsBytesAndErrors(t *testing.T) {
 	tests := []struct {
@@ -65,41 +78,49 @@ func TestLoadCountsRequestsBytesAndErrors(t *testing.T) {
 		{"open loop", []Stage{{1, 0}, {1, 300 * time.Millisecond}}, 300},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			fs := &faultServer{}
-			srv := httptest.NewServer(fs)
-			defer srv.Close()
-			g := runLoad(context.Background(), downloadSpec(t, srv.URL+"/f", tc.stages, tc.rate))
-			c, lat, _, status := g.rec.totals()
-			served := fs.seq.Load()
-			if served == 0 {
-				t.Fatal("no request reached the server")
-			}
-			if got := c.Requests - c.Kinds[kindDropped]; got != served {
-				t.Errorf("counted %d requests (without %d dropped), server saw %d", got, c.Kinds[kindDropped], served)
-			}
-			if c.Kinds[kindOK] != fs.ok.Load() || status[200] != fs.ok.Load()+fs.cut.Load() {
-				t.Errorf("ok %d, status 200 %d; server: ok %d cut %d", c.Kinds[kindOK], status[200], fs.ok.Load(), fs.cut.Load())
-			}
-			if c.Kinds[kind5xx] != fs.failed.Load() || status[500] != fs.failed.Load() {
-				t.Errorf("5xx %d (status 500: %d), server failed %d", c.Kinds[kind5xx], status[500], fs.failed.Load())
-			}
-			if c.Kinds[kindConn] != fs.cut.Load() {
-				t.Errorf("connection errors %d, server cut %d", c.Kinds[kindConn], fs.cut.Load())
-			}
-			if c.Errors != c.Requests-c.Kinds[kindOK] {
-				t.Errorf("errors %d of %d requests with %d ok", c.Errors, c.Requests, c.Kinds[kindOK])
-			}
-			wantBytes := fs.ok.Load()*faultBodySize + fs.cut.Load()*10 + fs.failed.Load()*int64(len("injected\n"))
-			if c.Bytes != wantBytes {
-				t.Errorf("bytes %d, want %d", c.Bytes, wantBytes)
-			}
-			if lat.TotalCount() != served {
-				t.Errorf("%d latency samples, want one per response (%d)", lat.TotalCount(), served)
-			}
-			checkSeries(t, g, c)
-		})
+		for _, client := range clients {
+			t.Run(tc.name+"/"+client, func(t *testing.T) {
+				fs := &faultServer{}
+				srv := httptest.NewServer(fs)
+				defer srv.Close()
+				g := runLoad(context.Background(), downloadSpec(t, client, srv.URL+"/f", tc.stages, tc.rate, 10*time.Second))
+				checkFaultCounts(t, g, fs)
+			})
+		}
 	}
+}
+
+// checkFaultCounts compares what the generator counted with what the server did.
+func checkFaultCounts(t *testing.T, g *generator, fs *faultServer) {
+	t.Helper()
+	c, lat, _, status := g.rec.totals()
+	served := fs.seq.Load()
+	if served == 0 {
+		t.Fatal("no request reached the server")
+	}
+	if got := c.Requests - c.Kinds[kindDropped]; got != served {
+		t.Errorf("counted %d requests (without %d dropped), server saw %d", got, c.Kinds[kindDropped], served)
+	}
+	if c.Kinds[kindOK] != fs.ok.Load() || status[200] != fs.ok.Load()+fs.cut.Load() {
+		t.Errorf("ok %d, status 200 %d; server: ok %d cut %d", c.Kinds[kindOK], status[200], fs.ok.Load(), fs.cut.Load())
+	}
+	if c.Kinds[kind5xx] != fs.failed.Load() || status[500] != fs.failed.Load() {
+		t.Errorf("5xx %d (status 500: %d), server failed %d", c.Kinds[kind5xx], status[500], fs.failed.Load())
+	}
+	if c.Kinds[kindConn] != fs.cut.Load() {
+		t.Errorf("connection errors %d, server cut %d", c.Kinds[kindConn], fs.cut.Load())
+	}
+	if c.Errors != c.Requests-c.Kinds[kindOK] {
+		t.Errorf("errors %d of %d requests with %d ok", c.Errors, c.Requests, c.Kinds[kindOK])
+	}
+	wantBytes := fs.ok.Load()*faultBodySize + fs.cut.Load()*10 + fs.failed.Load()*int64(len("injected\n"))
+	if c.Bytes != wantBytes {
+		t.Errorf("bytes %d, want %d", c.Bytes, wantBytes)
+	}
+	if lat.TotalCount() != served {
+		t.Errorf("%d latency samples, want one per response (%d)", lat.TotalCount(), served)
+	}
+	checkSeries(t, g, c)
 }
 
 // checkSeries checks that the time series adds up to the totals.
@@ -137,18 +158,22 @@ func TestLoadConnectionRefusedAndTimeout(t *testing.T) {
 		{"timeout", slow.URL, kindTimeout},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			spec := downloadSpec(t, tc.url, []Stage{{2, 0}, {2, 200 * time.Millisecond}}, 0)
-			client := newClient(newTransport(2), 50*time.Millisecond)
-			base, _ := newDownload(context.Background(), client, tc.url, credentials{})
-			spec.newOp = func(ctx context.Context, _ int) op { return &download{client: client, req: base.req.Clone(ctx)} }
-			g := runLoad(context.Background(), spec)
-			c, lat, _, _ := g.rec.totals()
-			if c.Requests == 0 || c.Kinds[tc.kind] != c.Requests || c.Errors != c.Requests || lat.TotalCount() != 0 {
-				t.Errorf("requests %d errors %d kinds %v latency samples %d; want all %s", c.Requests, c.Errors, c.Kinds,
-					lat.TotalCount(), tc.kind)
-			}
-		})
+		for _, client := range clients {
+			t.Run(tc.name+"/"+client, func(t *testing.T) {
+				spec := downloadSpec(t, client, tc.url, []Stage{{2, 0}, {2, 200 * time.Millisecond}}, 0, 50*time.Millisecond)
+				checkAllFailed(t, runLoad(context.Background(), spec), tc.kind)
+			})
+		}
+	}
+}
+
+// checkAllFailed checks that every request failed with kind and left no latency.
+func checkAllFailed(t *testing.T, g *generator, kind errKind) {
+	t.Helper()
+	c, lat, _, _ := g.rec.totals()
+	if c.Requests == 0 || c.Kinds[kind] != c.Requests || c.Errors != c.Requests || lat.TotalCount() != 0 {
+		t.Errorf("requests %d errors %d kinds %v latency samples %d; want all %s", c.Requests, c.Errors, c.Kinds,
+			lat.TotalCount(), kind)
 	}
 }
 
@@ -159,7 +184,9 @@ func TestLoadStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	done := make(chan *generator)
-	go func() { done <- runLoad(ctx, downloadSpec(t, srv.URL, []Stage{{3, 0}, {3, time.Hour}}, 0)) }()
+	go func() {
+		done <- runLoad(ctx, downloadSpec(t, "fast", srv.URL, []Stage{{3, 0}, {3, time.Hour}}, 0, 10*time.Second))
+	}()
 	select {
 	case g := <-done:
 		if c, _, _, _ := g.rec.totals(); c.Requests == 0 {

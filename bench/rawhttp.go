@@ -1,0 +1,141 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+)
+
+// rawGet is a minimal HTTP/1.1 keep-alive client for plain-http GETs, one per worker:
+// a prebuilt request, one connection, no goroutines of its own and no allocation
+// per request. net/http costs two goroutine hand-offs and dozens of allocations per
+// request, which on a small machine takes CPU from the server under test; this
+// client is what lets the generator keep up with wrk. It handles Content-Length,
+// chunked and close-delimited bodies, 1xx interim responses, Connection: close and
+// HTTP/1.0, and retries once (like net/http) when a reused connection turns out to
+// be closed before any byte of the answer arrived.
+type rawGet struct {
+	addr    string
+	req     []byte
+	timeout time.Duration
+	ctx     context.Context
+	conn    net.Conn
+	br      *bufio.Reader
+	stop    func() bool // unregisters the cancel hook of conn
+	reused  bool
+}
+
+// rawBufSize bounds a status or header line.
+const rawBufSize = 16 << 10
+
+// newRawGet prepares GET u (http only) with the given extra headers.
+func newRawGet(ctx context.Context, u string, cred credentials, timeout time.Duration) (*rawGet, error) {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return nil, err
+	}
+	if pu.Scheme != "http" {
+		return nil, fmt.Errorf("raw client: %s is not http", u)
+	}
+	host := pu.Host
+	if pu.Port() == "" {
+		host = net.JoinHostPort(pu.Hostname(), "80")
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: coffer-bench\r\n", pu.RequestURI(), pu.Host)
+	for k, v := range map[string]string{"X-Hasura-Admin-Secret": cred.adminSecret, "Authorization": bearer(cred.token)} {
+		if v != "" {
+			if bytes.ContainsAny([]byte(v), "\r\n") {
+				return nil, fmt.Errorf("%s holds a line break", k)
+			}
+			fmt.Fprintf(&b, "%s: %s\r\n", k, v)
+		}
+	}
+	b.WriteString("\r\n")
+	return &rawGet{addr: host, req: b.Bytes(), timeout: timeout, ctx: ctx}, nil
+}
+
+func bearer(token string) string {
+	if token == "" {
+		return ""
+	}
+	return "Bearer " + token
+}
+
+func (g *rawGet) do(_ context.Context, w *workerState, start time.Time) outcome {
+	o, retry := g.try(w, start)
+	if retry {
+		o, _ = g.try(w, start)
+	}
+	return o
+}
+
+// try sends the request once; retry says that a reused connection failed before
+// the answer started, so the request may be sent again on a new one.
+func (g *rawGet) try(w *workerState, start time.Time) (o outcome, retry bool) {
+	if g.conn == nil {
+		if err := g.dial(); err != nil {
+			return outcome{kind: classify(err), latency: time.Since(start)}, false
+		}
+	}
+	reused := g.reused
+	_ = g.conn.SetDeadline(time.Now().Add(g.timeout))
+	if _, err := g.conn.Write(g.req); err != nil {
+		g.close()
+		return outcome{kind: classify(err), latency: time.Since(start)}, reused
+	}
+	status, body, err := g.readHead()
+	if err != nil {
+		g.close()
+		return outcome{kind: classify(err), latency: time.Since(start)}, reused && body.fresh
+	}
+	o = outcome{status: status, kind: statusKind(status), ttfb: max(time.Since(start), 1)}
+	o.bytes, err = g.readBody(body, w.buf)
+	o.latency = max(time.Since(start), 1)
+	if err != nil {
+		o.kind = classify(err)
+	}
+	if err != nil || body.close || !body.chunked && body.length < 0 {
+		g.close()
+	} else {
+		g.reused = true
+	}
+	return o, false
+}
+
+func (g *rawGet) dial() error {
+	d := net.Dialer{Timeout: min(g.timeout, 10*time.Second), KeepAlive: 30 * time.Second}
+	c, err := d.DialContext(g.ctx, "tcp", g.addr)
+	if err != nil {
+		return err
+	}
+	g.conn, g.reused = c, false
+	if g.br == nil {
+		g.br = bufio.NewReaderSize(c, rawBufSize)
+	} else {
+		g.br.Reset(c)
+	}
+	// Cancelling the run unblocks a read or write in progress.
+	g.stop = context.AfterFunc(g.ctx, func() { _ = c.SetDeadline(time.Unix(1, 0)) })
+	return nil
+}
+
+func (g *rawGet) close() {
+	if g.conn != nil {
+		g.stop()
+		g.conn.Close()
+		g.conn = nil
+	}
+}
+
+// bodyInfo says how the body of an answer is delimited.
+type bodyInfo struct {
+	length  int64 // -1: unknown (chunked or until close)
+	chunked bool
+	close   bool // the connection ends after this answer
+	fresh   bool // readHead failed before reading any byte
+}
