@@ -88,7 +88,7 @@ func (c *Content) Open(ctx context.Context, key string, size int64) (r blob.Read
 	if err != nil {
 		return nil, false, err
 	}
-	return &memReader{Reader: bytes.NewReader(b), b: b, key: key}, !loaded, nil
+	return BytesReader(key, b), !loaded, nil
 }
 
 // load reads a whole blob, checking it has the size the metadata promised.
@@ -109,7 +109,13 @@ func (c *Content) load(ctx context.Context, key string, size int64) ([]byte, err
 	return buf[:n:n], nil
 }
 
-// memReader is a cached blob.
+// BytesReader returns a blob reader over b, which must not change. It hands out its
+// bytes without copying (NextBytes), so servers can send them in one write.
+func BytesReader(key string, b []byte) blob.Reader {
+	return &memReader{Reader: bytes.NewReader(b), b: b, key: key}
+}
+
+// memReader is a blob in memory.
 type memReader struct {
 	*bytes.Reader
 	b   []byte

@@ -6,6 +6,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/cache"
 )
 
 // SweepReport says what a sweep removed.
@@ -77,13 +78,27 @@ func (s *Service) ListOrphans(ctx context.Context, p *coffer.Principal) ([]strin
 	}
 	orphans := []string{}
 	err := s.blobs.List(ctx, "", func(a blob.Attrs) error {
-		ref, err := s.meta.BlobReferenced(ctx, a.Key)
-		if err == nil && !ref {
+		orphan, err := s.orphan(ctx, a.Key)
+		if orphan {
 			orphans = append(orphans, a.Key)
 		}
 		return err
 	})
 	return orphans, err
+}
+
+// orphan reports whether nothing needs blob key any more: a file's blob that no row
+// and no upload intent references, or a cached image variant of a file that is gone.
+func (s *Service) orphan(ctx context.Context, key string) (bool, error) {
+	if id, ok := cache.VariantFileID(key); ok {
+		_, err := s.meta.GetFile(ctx, id)
+		if code := coffer.ErrorCode(err); code == coffer.ENOTFOUND || code == coffer.EINVALID {
+			return true, nil
+		}
+		return false, err
+	}
+	ref, err := s.meta.BlobReferenced(ctx, key)
+	return err == nil && !ref, err
 }
 
 // DeleteOrphans deletes the blobs ListOrphans finds (re-checking each one first).
@@ -94,11 +109,11 @@ func (s *Service) DeleteOrphans(ctx context.Context, p *coffer.Principal) ([]str
 	}
 	deleted := []string{}
 	for _, key := range orphans {
-		ref, err := s.meta.BlobReferenced(ctx, key)
+		orphan, err := s.orphan(ctx, key)
 		if err != nil {
 			return deleted, err
 		}
-		if ref {
+		if !orphan {
 			continue
 		}
 		if err := s.blobs.Delete(ctx, key); err != nil {
