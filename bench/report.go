@@ -54,13 +54,17 @@ func runLabel(r *RunResult) string {
 // medians and ratios.
 func WriteText(w io.Writer, res *Results) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\trun\trequests\terrors\treq/s\tMB/s\tmin\tp50\tp90\tp95\tp99\tmax\tttfb p50\tsrv RSS MB\tsrv CPU s\t")
+	width := len("scenario")
+	for i := range res.Runs {
+		width = max(width, len(res.Runs[i].Scenario))
+	}
+	fmt.Fprintf(tw, "%-*s\trun\trequests\terrors\treq/s\tMB/s\tmin\tp50\tp90\tp95\tp99\tmax\tttfb p50\tsrv RSS MB\tsrv CPU s\t\n", width, "scenario")
 	for i := range res.Runs {
 		r := &res.Runs[i]
 		l := r.Latency
 		rss, cpu := serverCells(r)
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
-			r.Scenario, runLabel(r), r.Requests, r.Errors, r.RPS, r.BytesPerS/1e6, fmtMs(l.MinMs), fmtMs(l.P50Ms),
+		fmt.Fprintf(tw, "%-*s\t%s\t%d\t%d\t%.0f\t%.1f\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			width, r.Scenario, runLabel(r), r.Requests, r.Errors, r.RPS, r.BytesPerS/1e6, fmtMs(l.MinMs), fmtMs(l.P50Ms),
 			fmtMs(l.P90Ms), fmtMs(l.P95Ms), fmtMs(l.P99Ms), fmtMs(l.MaxMs), fmtMs(r.TTFB.P50Ms), rss, cpu)
 	}
 	if err := tw.Flush(); err != nil {

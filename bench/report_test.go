@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -133,6 +134,13 @@ func TestNiceCeilAndAxisNum(t *testing.T) {
 	for _, tc := range ceil {
 		if got := niceCeil(tc.in); got < tc.want*0.999 || got > tc.want*1.001 {
 			t.Errorf("niceCeil(%g) = %g, want %g", tc.in, got, tc.want)
+		}
+	}
+	axes := []struct{ in, top, step float64 }{{20, 20, 5}, {12.1, 12.5, 2.5}, {1, 1, 0.2}, {97, 100, 20}, {0.9, 1, 0.2}, {8101, 10000, 2000}}
+	for _, tc := range axes {
+		top, step := niceAxis(tc.in)
+		if math.Abs(top-tc.top) > 1e-9*tc.top || math.Abs(step-tc.step) > 1e-9*tc.step || top/step > maxTicks+1e-9 {
+			t.Errorf("niceAxis(%g) = %g, %g; want %g, %g", tc.in, top, step, tc.top, tc.step)
 		}
 	}
 	nums := []struct {

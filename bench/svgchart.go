@@ -29,22 +29,22 @@ const (
 	chartW, chartH         = 640, 260
 	padL, padR, padT, padB = 64, 16, 30, 44
 	plotW, plotH           = chartW - padL - padR, chartH - padT - padB
-	xTickCount, yTickCount = 6, 5
-	legendStep             = 110
+	maxTicks               = 6
+	legendStep             = 64
 )
 
 // svg renders the chart.
 func (c lineChart) svg() string {
-	xmax, ymax := c.extent()
+	xmax, xstep, ymax, ystep := c.extent()
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 %d %d" width="%d" height="%d" role="img" aria-label="%s">`,
 		chartW, chartH, chartW, chartH, html.EscapeString(c.title))
 	fmt.Fprintf(&b, `<title>%s</title><rect x="0" y="0" width="%d" height="%d" fill="#fff"/>`, html.EscapeString(c.title), chartW, chartH)
 	fmt.Fprintf(&b, `<text x="%d" y="18" font-size="14" font-weight="bold">%s</text>`, padL, html.EscapeString(c.title))
-	c.axes(&b, xmax, ymax)
+	c.axes(&b, xmax, xstep, ymax, ystep)
 	for i, s := range c.lines {
 		c.line(&b, s, xmax, ymax)
-		lx := padL + 220 + i*legendStep
+		lx := chartW - padR - (len(c.lines)-i)*legendStep
 		fmt.Fprintf(&b, `<rect x="%d" y="9" width="12" height="4" fill="%s"/><text x="%d" y="15" font-size="11">%s</text>`,
 			lx, s.color, lx+16, html.EscapeString(s.name))
 	}
@@ -52,14 +52,23 @@ func (c lineChart) svg() string {
 	return b.String()
 }
 
-// extent returns "nice" axis maxima covering every point (at least 1).
-func (c lineChart) extent() (xmax, ymax float64) {
+// extent returns axis maxima covering every point and round tick steps.
+func (c lineChart) extent() (xmax, xstep, ymax, ystep float64) {
 	for _, s := range c.lines {
 		for i := range s.xs {
 			xmax, ymax = math.Max(xmax, s.xs[i]), math.Max(ymax, s.ys[i])
 		}
 	}
-	return niceCeil(math.Max(xmax, 1)), niceCeil(math.Max(ymax, 1e-9))
+	xmax, xstep = niceAxis(math.Max(xmax, 1))
+	ymax, ystep = niceAxis(math.Max(ymax, 1e-3))
+	return xmax, xstep, ymax, ystep
+}
+
+// niceAxis returns a round tick step (1, 2, 2.5 or 5 times a power of ten) giving at
+// most maxTicks intervals, and the multiple of it that covers v.
+func niceAxis(v float64) (top, step float64) {
+	step = niceCeil(v / maxTicks)
+	return step * math.Ceil(v/step-1e-9), step
 }
 
 // niceCeil rounds v up to 1, 2, 2.5 or 5 times a power of ten.
@@ -73,16 +82,14 @@ func niceCeil(v float64) float64 {
 	return 10 * p
 }
 
-func (c lineChart) axes(b *strings.Builder, xmax, ymax float64) {
-	for i := 0; i <= yTickCount; i++ {
-		v := ymax * float64(i) / yTickCount
-		y := padT + plotH - plotH*float64(i)/yTickCount
+func (c lineChart) axes(b *strings.Builder, xmax, xstep, ymax, ystep float64) {
+	for v := 0.0; v <= ymax*(1+1e-9); v += ystep {
+		y := padT + plotH - plotH*v/ymax
 		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#e3e3e3"/>`, padL, y, padL+plotW, y)
 		fmt.Fprintf(b, `<text x="%d" y="%.1f" font-size="11" text-anchor="end">%s</text>`, padL-6, y+4, axisNum(v))
 	}
-	for i := 0; i <= xTickCount; i++ {
-		v := xmax * float64(i) / xTickCount
-		x := padL + plotW*float64(i)/xTickCount
+	for v := 0.0; v <= xmax*(1+1e-9); v += xstep {
+		x := padL + plotW*v/xmax
 		fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#e3e3e3"/>`, x, padT, x, padT+plotH)
 		fmt.Fprintf(b, `<text x="%.1f" y="%d" font-size="11" text-anchor="middle">%s</text>`, x, padT+plotH+16, axisNum(v))
 	}

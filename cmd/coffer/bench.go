@@ -46,7 +46,7 @@ also on Ctrl-C. --url runs the download scenarios against any URL template;
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
 	f.register(cmd.Flags())
-	cmd.AddCommand(newBenchHelloCmd())
+	cmd.AddCommand(newBenchHelloCmd(), newBenchReportCmd())
 	return cmd
 }
 
@@ -208,4 +208,33 @@ func startCPUProfile(path string) (stop func(), err error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); pf.Close() }, nil
+}
+
+// newBenchReportCmd renders saved JSON results again, as a table and optionally HTML.
+func newBenchReportCmd() *cobra.Command {
+	var htmlPath string
+	cmd := &cobra.Command{
+		Use:   "report RESULTS.json",
+		Short: "Print the table of saved results (from --json) and optionally write their HTML report",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := os.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			res, err := bench.ReadJSON(f)
+			if err != nil {
+				return err
+			}
+			if htmlPath != "" {
+				if err := bench.WriteFile(htmlPath, res, bench.WriteHTML); err != nil {
+					return err
+				}
+			}
+			return bench.WriteText(cmd.OutOrStdout(), res)
+		},
+	}
+	cmd.Flags().StringVar(&htmlPath, "html", "", "write the HTML report to this file")
+	return cmd
 }
