@@ -18,6 +18,15 @@ import (
 func (h *Handler) getFile(w http.ResponseWriter, r *http.Request) {
 	p := principal(r)
 	id := r.PathValue("id")
+	o, err := transformOptions(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if !o.IsZero() {
+		h.serveVariant(w, r, p, id, o)
+		return
+	}
 	if r.Method == http.MethodHead {
 		f, b, err := h.svc.GetFile(r.Context(), p, id)
 		if err != nil {

@@ -97,6 +97,7 @@ func (s *Service) DeleteFile(ctx context.Context, p *coffer.Principal, id string
 		return err
 	}
 	s.deleteBlob(ctx, f.BlobKey)
+	s.forgetVariants(ctx, f.ID)
 	return nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/coffer/coffer/access"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/cache"
+	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/meta"
 )
 
@@ -32,11 +33,13 @@ type Config struct {
 	SingleNode bool
 	// Content sizes the in-memory cache of small, hot file contents.
 	Content cache.ContentConfig
+	// Variants sizes the cache of transformed images.
+	Variants cache.VariantConfig
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{StaleUploadAfter: 24 * time.Hour, Content: cache.DefaultContentConfig()}
+	return Config{StaleUploadAfter: 24 * time.Hour, Content: cache.DefaultContentConfig(), Variants: cache.DefaultVariantConfig()}
 }
 
 // Validate checks c.
@@ -44,18 +47,23 @@ func (c Config) Validate() error {
 	if c.StaleUploadAfter < time.Minute {
 		return coffer.Errorf(coffer.EINVALID, "stale upload age must be at least 1m")
 	}
+	if err := c.Variants.Validate(); err != nil {
+		return err
+	}
 	return c.Content.Validate()
 }
 
 // Service is coffer's application layer.
 type Service struct {
-	cfg     Config
-	meta    meta.Store
-	blobs   *blob.Store
-	content *cache.Content
-	log     *slog.Logger
-	now     func() time.Time
-	rules   atomic.Pointer[access.RuleSet]
+	cfg      Config
+	meta     meta.Store
+	blobs    *blob.Store
+	content  *cache.Content
+	variants *cache.Variants
+	images   imaging.Engine // nil: transformations are not available
+	log      *slog.Logger
+	now      func() time.Time
+	rules    atomic.Pointer[access.RuleSet]
 }
 
 // New returns a Service over the given stores.
@@ -70,7 +78,11 @@ func New(cfg Config, m meta.Store, b *blob.Store, log *slog.Logger) (*Service, e
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, meta: m, blobs: b, content: content, log: log, now: time.Now}
+	variants, err := cache.NewVariants(b, cfg.Variants, log)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{cfg: cfg, meta: m, blobs: b, content: content, variants: variants, log: log, now: time.Now}
 	s.rules.Store(access.Empty())
 	return s, nil
 }

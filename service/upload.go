@@ -238,6 +238,7 @@ func (u *Upload) commitReplace(ctx context.Context) (*coffer.File, error) {
 	}
 	u.done = true
 	u.s.deleteBlob(ctx, oldKey)
+	u.s.forgetVariants(ctx, after.ID)
 	return after, nil
 }
 

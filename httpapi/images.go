@@ -1,0 +1,49 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/cache"
+	"github.com/coffer/coffer/imaging"
+)
+
+// transformOptions returns the image transformation a download URL asks for (zero
+// options: none). Bad parameters are EINVALID naming the parameter.
+func transformOptions(r *http.Request) (imaging.Options, error) {
+	if r.URL.RawQuery == "" {
+		return imaging.Options{}, nil
+	}
+	return imaging.Parse(r.URL.Query())
+}
+
+// serveVariant answers a download with transformation parameters: the variant, with
+// an ETag of its own, conditional and range requests as for files.
+func (h *Handler) serveVariant(w http.ResponseWriter, r *http.Request, p *coffer.Principal, id string, o imaging.Options) {
+	f, b, v, err := h.svc.OpenVariant(r.Context(), p, id, o, r.Header.Get("Accept"))
+	if err != nil {
+		if errors.Is(err, imaging.ErrBusy) {
+			w.Header().Set("Retry-After", "1")
+		}
+		writeError(w, r, err)
+		return
+	}
+	vf := *f
+	vf.MimeType, vf.ETag, vf.Size = v.MIME, v.ETag, int64(len(v.Data))
+	if v.VaryAccept {
+		w.Header().Add("Vary", "Accept")
+	}
+	h.serveContent(w, r, &vf, b, cache.BytesReader(f.ID, v.Data))
+}
+
+// signedTransform returns the canonical transformation of a presign request as the
+// extra parameters to sign, nil if there is none.
+func signedTransform(r *http.Request) (url.Values, error) {
+	o, err := transformOptions(r)
+	if err != nil || o.IsZero() {
+		return nil, err
+	}
+	return url.ParseQuery(o.Canonical())
+}
