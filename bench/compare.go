@@ -3,6 +3,7 @@ package bench
 import (
 	"math"
 	"sort"
+	"strconv"
 )
 
 // ComparedStats is one metric of one scenario in compare mode: the median over the
@@ -113,6 +114,14 @@ func compareOne(sc string, m metric, runs []*RunResult) (ComparedStats, bool) {
 		cs.Ratio = cs.MedianB / cs.MedianA
 	}
 	return cs, true
+}
+
+// RatioText formats the ratio B/A with two decimals, or "-" when A's median is 0.
+func (c ComparedStats) RatioText() string {
+	if c.MedianA == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(c.Ratio, 'f', 2, 64)
 }
 
 // median returns the middle value of xs (the mean of the two middle ones for an even

@@ -126,7 +126,7 @@ func writeComparison(w io.Writer, cs []ComparedStats) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\tmetric\tmedian A\tmedian B\tB/A\tbetter\t")
 	for _, c := range cs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%.2f\t%s\t\n", c.Scenario, c.Metric, axisNum(c.MedianA), axisNum(c.MedianB), c.Ratio, c.Better)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Scenario, c.Metric, axisNum(c.MedianA), axisNum(c.MedianB), c.RatioText(), c.Better)
 	}
 	return tw.Flush()
 }

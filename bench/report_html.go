@@ -124,7 +124,7 @@ th { background: #f0f0f0; } td:first-child, th:first-child { text-align: left; }
 {{.Table}}
 {{if .Comparison}}<h2>Comparison (medians over rounds, ratio B/A)</h2>
 <table id="comparison"><tr><th>scenario</th><th>metric</th><th>median A</th><th>median B</th><th>B/A</th><th>better</th></tr>
-{{range .Comparison}}<tr><td>{{.Scenario}}</td><td>{{.Metric}}</td><td>{{printf "%.4g" .MedianA}}</td><td>{{printf "%.4g" .MedianB}}</td><td>{{printf "%.2f" .Ratio}}</td><td>{{.Better}}</td></tr>
+{{range .Comparison}}<tr><td>{{.Scenario}}</td><td>{{.Metric}}</td><td>{{printf "%.4g" .MedianA}}</td><td>{{printf "%.4g" .MedianB}}</td><td>{{.RatioText}}</td><td>{{.Better}}</td></tr>
 {{end}}</table>{{end}}
 {{range .Runs}}<section class="run" id="run-{{.Scenario}}-{{.Label}}">
 <h2>{{.Scenario}} <small>{{.Label}}</small></h2>

@@ -133,6 +133,9 @@ func (f *benchFlags) run(cmd *cobra.Command) error {
 		defer stop()
 	}
 	res, runErr := r.Run(cmd.Context())
+	if errors.Is(runErr, context.Canceled) {
+		runErr = errors.New("interrupted (fixtures deleted; partial results above)")
+	}
 	if res == nil || len(res.Runs) == 0 {
 		return runErr
 	}
