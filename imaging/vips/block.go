@@ -1,0 +1,44 @@
+//go:build !novips
+
+package vips
+
+// #cgo pkg-config: vips
+// #include <stdlib.h>
+// #include <vips/vips.h>
+import "C"
+
+import (
+	"errors"
+	"unsafe"
+)
+
+// allowedLoaders are the libvips loader classes left unblocked: the formats that
+// imaging.Sniff recognises.
+var allowedLoaders = []string{
+	"VipsForeignLoadJpeg", "VipsForeignLoadPng", "VipsForeignLoadNsgif",
+	"VipsForeignLoadWebp", "VipsForeignLoadHeif",
+}
+
+// restrictLoaders blocks every libvips loader but allowedLoaders, process-wide
+// (libvips 8.13+), so that no code path can reach the SVG, PDF, ImageMagick, FITS,
+// raw, CSV or matrix loaders with untrusted bytes.
+func restrictLoaders() error {
+	if C.vips_version(0) == 8 && C.vips_version(1) < 13 {
+		return errors.New("libvips 8.13 or later is required to block loaders")
+	}
+	setBlocked("VipsForeignLoad", true)
+	for _, name := range allowedLoaders {
+		setBlocked(name, false)
+	}
+	return nil
+}
+
+func setBlocked(class string, blocked bool) {
+	name := C.CString(class)
+	defer C.free(unsafe.Pointer(name))
+	state := C.gboolean(0)
+	if blocked {
+		state = 1
+	}
+	C.vips_operation_block_set(name, state)
+}

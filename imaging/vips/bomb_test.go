@@ -1,0 +1,220 @@
+//go:build !novips
+
+package vips
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/imaging"
+)
+
+// bomb is one hostile source and the error code its transform must give ("" = it
+// must succeed).
+type bomb struct {
+	name string
+	data []byte
+	code string
+}
+
+// bombCorpus returns sources that declare huge sizes or frame counts in a few bytes,
+// and zero-filled images just within the limits that decompress to ~49 MB.
+func bombCorpus(t testing.TB) []bomb {
+	jpg := encodeJPEG(t, gradient(16, 16, false, 4), 80)
+	return []bomb{
+		{"png-100000x100000", pngFile(t, 100000, 100000, false, 2), coffer.ETOOLARGE},
+		{"jpeg-65000x65000", patchJPEGSize(t, jpg, 65000, 65000), coffer.ETOOLARGE},
+		{"gif-1000-frames", animatedGIF(t, 1, 1, 1000), coffer.ETOOLARGE},
+		{"gif-screen-65535x65535", patchGIFScreen(animatedGIF(t, 1, 1, 1), 65535, 65535), ""}, // libnsgif sizes by the frame
+		{"webp-16383x16383", patchWebPSize(t, testSources().webp, 16383, 16383), coffer.ETOOLARGE},
+		{"svg-huge-viewbox", []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="1000000" height="1000000" viewBox="0 0 1000000 1000000"><rect width="100%" height="100%"/></svg>`), coffer.EUNSUPPORTED},
+		{"png-7000x7000-zeros", pngFile(t, 7000, 7000, false, 0), ""},
+		{"png-7000x7000-zeros-interlaced", pngFile(t, 7000, 7000, true, 0), ""},
+	}
+}
+
+// pngFile writes a greyscale PNG of zeros; rows limits how many rows the IDAT holds
+// (0 = all), so that a bomb's declared size costs no time to build.
+func pngFile(t testing.TB, w, h int, interlaced bool, rows int) []byte {
+	var idat bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&idat, zlib.BestSpeed)
+	passes := [][4]int{{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4}, {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}}
+	if !interlaced {
+		passes = [][4]int{{0, 0, 1, 1}}
+	}
+	for _, p := range passes {
+		cols, n := (w-p[0]+p[2]-1)/p[2], (h-p[1]+p[3]-1)/p[3]
+		if rows > 0 {
+			n = min(n, rows)
+		}
+		row := make([]byte, 1+cols) // filter byte 0, then zeros
+		for range n {
+			zw.Write(row)
+		}
+	}
+	zw.Close()
+	ihdr := make([]byte, 13)
+	binary.BigEndian.PutUint32(ihdr[0:], uint32(w))
+	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
+	ihdr[8], ihdr[9] = 8, 0 // 8-bit greyscale
+	if interlaced {
+		ihdr[12] = 1
+	}
+	out := []byte("\x89PNG\r\n\x1a\n")
+	out = pngChunk(out, "IHDR", ihdr)
+	out = pngChunk(out, "IDAT", idat.Bytes())
+	return pngChunk(out, "IEND", nil)
+}
+
+func pngChunk(out []byte, typ string, data []byte) []byte {
+	out = binary.BigEndian.AppendUint32(out, uint32(len(data)))
+	body := append([]byte(typ), data...)
+	out = append(out, body...)
+	return binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(body))
+}
+
+// patchJPEGSize rewrites the frame size in the SOF0 segment of a baseline JPEG.
+func patchJPEGSize(t testing.TB, jpg []byte, w, h uint16) []byte {
+	out := bytes.Clone(jpg)
+	i := bytes.Index(out, []byte{0xFF, 0xC0})
+	if i < 0 {
+		t.Fatal("no SOF0 marker")
+	}
+	binary.BigEndian.PutUint16(out[i+5:], h)
+	binary.BigEndian.PutUint16(out[i+7:], w)
+	return out
+}
+
+// patchGIFScreen rewrites the logical screen size of a GIF.
+func patchGIFScreen(g []byte, w, h uint16) []byte {
+	out := bytes.Clone(g)
+	binary.LittleEndian.PutUint16(out[6:], w)
+	binary.LittleEndian.PutUint16(out[8:], h)
+	return out
+}
+
+// patchWebPSize rewrites the frame size in the VP8 chunk of a lossy WebP, and the
+// canvas size in its VP8X chunk if it has one.
+func patchWebPSize(t testing.TB, w []byte, width, height uint16) []byte {
+	out := bytes.Clone(w)
+	i := bytes.Index(out, []byte("VP8 "))
+	if i < 0 || !bytes.Equal(out[i+11:i+14], []byte{0x9d, 0x01, 0x2a}) {
+		t.Fatalf("not a lossy WebP: % x", out[:min(len(out), 40)])
+	}
+	binary.LittleEndian.PutUint16(out[i+14:], width&0x3fff)
+	binary.LittleEndian.PutUint16(out[i+16:], height&0x3fff)
+	if x := bytes.Index(out, []byte("VP8X")); x >= 0 {
+		put24 := func(b []byte, v uint32) { b[0], b[1], b[2] = byte(v), byte(v>>8), byte(v>>16) }
+		put24(out[x+12:], uint32(width)-1)
+		put24(out[x+15:], uint32(height)-1)
+	}
+	return out
+}
+
+const bombDirEnv = "COFFER_VIPS_BOMB_DIR"
+
+// TestBombCorpus runs the corpus in a child process and checks each result, that
+// each source is dealt with quickly, and the child's peak RSS.
+func TestBombCorpus(t *testing.T) {
+	if os.Getenv(bombDirEnv) != "" {
+		t.Skip("in the child")
+	}
+	dir := t.TempDir()
+	corpus := bombCorpus(t)
+	for _, b := range corpus {
+		if err := os.WriteFile(filepath.Join(dir, b.name), b.data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBombChild$", "-test.v")
+	cmd.Env = append(os.Environ(), bombDirEnv+"="+dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	results := parseBombResults(string(out))
+	for _, b := range corpus {
+		r, ok := results[b.name]
+		switch {
+		case !ok:
+			t.Errorf("%s: no result from the child\n%s", b.name, out)
+		case r.code != b.code:
+			t.Errorf("%s: code %q (%s), want %q", b.name, r.code, r.msg, b.code)
+		case r.elapsed > 3*time.Second:
+			t.Errorf("%s: took %v", b.name, r.elapsed)
+		}
+		t.Logf("%-32s %-18q %6.1f ms  %s", b.name, r.code, float64(r.elapsed.Microseconds())/1000, r.msg)
+	}
+	maxRSS := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss >> 10 // KiB to MiB
+	t.Logf("child peak RSS %d MiB", maxRSS)
+	if maxRSS >= 256 {
+		t.Errorf("child peak RSS %d MiB, want < 256", maxRSS)
+	}
+}
+
+type bombResult struct {
+	code, msg string
+	elapsed   time.Duration
+}
+
+// parseBombResults reads the child's "BOMB name code micros message" lines.
+func parseBombResults(out string) map[string]bombResult {
+	results := map[string]bombResult{}
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), "\t", 5)
+		if len(f) != 5 || f[0] != "BOMB" {
+			continue
+		}
+		us, _ := strconv.ParseInt(f[3], 10, 64)
+		results[f[1]] = bombResult{code: f[2], msg: f[4], elapsed: time.Duration(us) * time.Microsecond}
+	}
+	return results
+}
+
+// TestBombChild transforms every file of the corpus directory to w=100 and prints
+// the outcome; it runs only as TestBombCorpus's child.
+func TestBombChild(t *testing.T) {
+	dir := os.Getenv(bombDirEnv)
+	if dir == "" {
+		t.Skip("run by TestBombCorpus")
+	}
+	e := newEngine(t, imaging.DefaultConfig())
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, len(entries))
+	for _, en := range entries {
+		names = append(names, en.Name())
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		_, err = transform(t, e, data, imaging.Options{Width: 100})
+		code := ""
+		if err != nil {
+			code = coffer.ErrorCode(err)
+		}
+		msg := strings.ReplaceAll(fmt.Sprint(err), "\n", " ")
+		fmt.Printf("BOMB\t%s\t%s\t%d\t%s\n", name, code, time.Since(start).Microseconds(), msg)
+	}
+}

@@ -1,0 +1,230 @@
+//go:build !novips
+
+package vips
+
+import (
+	"context"
+	"image"
+	"io"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/imaging"
+	govips "github.com/davidbyttow/govips/v2/vips"
+)
+
+// job is one transform: the state the pipeline steps share.
+type job struct {
+	cfg      imaging.Config
+	opts     imaging.Options // normalised
+	canWrite func(imaging.Format) bool
+
+	src    []byte
+	source imaging.Format // sniffed
+	out    imaging.Format
+	plan   imaging.Plan
+	img    *govips.ImageRef
+	data   []byte
+}
+
+// run reads src and transforms it, one named step at a time.
+func (j *job) run(ctx context.Context, src io.Reader) (*imaging.Result, error) {
+	steps := []imaging.Step{
+		{Name: "read", Run: func() error { return j.read(src) }},
+		{Name: "header", Run: j.header},
+		{Name: "resize", Run: j.resize},
+		{Name: "crop", Run: j.crop},
+		{Name: "blur", Run: j.blur},
+		{Name: "encode", Run: j.encode},
+	}
+	timings, err := imaging.RunSteps(ctx, steps)
+	if err != nil {
+		return nil, err
+	}
+	return &imaging.Result{Data: j.data, Format: j.out, Width: j.img.Width(), Height: j.img.Height(), Steps: timings}, nil
+}
+
+func (j *job) close() {
+	if j.img != nil {
+		j.img.Close()
+	}
+}
+
+// read reads the source and refuses anything but the formats libvips may decode.
+func (j *job) read(src io.Reader) error {
+	var err error
+	if j.src, err = j.cfg.ReadSource(src, sizeOf(src)); err != nil {
+		return err
+	}
+	var ok bool
+	if j.source, ok = imaging.Sniff(j.src); !ok {
+		return imaging.ErrNotImage
+	}
+	return nil
+}
+
+// sizeOf returns the size of readers that know it (bytes.Reader, strings.Reader,
+// io.SectionReader), else 0.
+func sizeOf(r io.Reader) int64 {
+	switch s := r.(type) {
+	case interface{ Len() int }:
+		return int64(s.Len())
+	case interface{ Size() int64 }:
+		return s.Size()
+	}
+	return 0
+}
+
+// header checks the source's size and frame count and the plan against the limits
+// before any pixel is decoded.
+func (j *job) header() error {
+	h, err := readHeader(j.src, j.source)
+	if err != nil {
+		return err
+	}
+	if err := j.cfg.CheckSource(h); err != nil {
+		return err
+	}
+	j.out = outputFormat(j.opts.Format, j.source)
+	if !j.canWrite(j.out) {
+		return coffer.Errorf(coffer.ENOTIMPLEMENTED, "%s output is not available on this server", j.out)
+	}
+	j.plan = j.opts.Plan(h.Oriented())
+	return j.cfg.CheckPlan(j.plan)
+}
+
+// readHeader loads only the header of src (libvips reads pixels lazily).
+func readHeader(src []byte, f imaging.Format) (imaging.Header, error) {
+	img, err := govips.LoadImageFromBuffer(src, &govips.ImportParams{})
+	if err != nil {
+		return imaging.Header{}, loadError(err)
+	}
+	defer img.Close()
+	return imaging.Header{
+		Format: f, Width: img.Width(), Height: img.PageHeight(),
+		Frames: max(img.Pages(), 1), Orientation: img.Orientation(),
+	}, nil
+}
+
+// outputFormat resolves FormatKeep and FormatAuto (if Negotiate did not) to the
+// source format, or to PNG for GIF and JPEG for HEIF.
+func outputFormat(f, source imaging.Format) imaging.Format {
+	if f != imaging.FormatKeep && f != imaging.FormatAuto {
+		return f
+	}
+	switch source {
+	case imaging.GIF:
+		return imaging.PNG
+	case imaging.HEIF:
+		return imaging.JPEG
+	}
+	return source
+}
+
+// resize decodes with shrink-on-load and autorotation to exactly plan.Resize, or for
+// smart crops straight to the output size.
+func (j *job) resize() error {
+	size, crop, mode := j.plan.Resize, govips.InterestingNone, govips.SizeForce
+	if j.plan.Smart {
+		size, crop, mode = j.plan.Canvas, interesting(j.opts.Gravity), govips.SizeBoth
+	}
+	img, err := govips.LoadThumbnailFromBuffer(j.src, size.X, size.Y, crop, mode, nil)
+	if err != nil {
+		return loadError(err)
+	}
+	j.img = img
+	if got := image.Pt(img.Width(), img.Height()); got != size {
+		return coffer.Errorf(coffer.EINTERNAL, "libvips thumbnail made %v, want %v", got, size)
+	}
+	return nil
+}
+
+func interesting(g imaging.Gravity) govips.Interesting {
+	if g == imaging.GravityEntropy {
+		return govips.InterestingEntropy
+	}
+	return govips.InterestingAttention
+}
+
+// crop keeps plan.Crop (cover) and pads to plan.Canvas (contain): white, or
+// transparent for images with alpha (flattened to white again for JPEG).
+func (j *job) crop() error {
+	if j.plan.Smart {
+		return nil
+	}
+	c := j.plan.Crop
+	if c.Size() != j.plan.Resize {
+		if err := j.img.ExtractArea(c.Min.X, c.Min.Y, c.Dx(), c.Dy()); err != nil {
+			return opError(err, "cropping")
+		}
+	}
+	if c.Size() != j.plan.Canvas {
+		extend := govips.ExtendWhite
+		if j.img.HasAlpha() {
+			extend = govips.ExtendBlack
+		}
+		err := j.img.Embed(j.plan.Offset.X, j.plan.Offset.Y, j.plan.Canvas.X, j.plan.Canvas.Y, extend)
+		if err != nil {
+			return opError(err, "padding")
+		}
+	}
+	return nil
+}
+
+// blur applies a Gaussian blur, premultiplying alpha so that transparent pixels do
+// not bleed their colour.
+func (j *job) blur() error {
+	if j.opts.Blur == 0 {
+		return nil
+	}
+	if err := j.img.PremultiplyAlpha(); err != nil {
+		return opError(err, "blurring")
+	}
+	if err := j.img.GaussianBlur(j.opts.Blur); err != nil {
+		return opError(err, "blurring")
+	}
+	if err := j.img.UnpremultiplyAlpha(); err != nil {
+		return opError(err, "blurring")
+	}
+	return nil
+}
+
+// encode runs the pipeline and writes the output format without metadata.
+func (j *job) encode() error {
+	q := j.opts.Quality
+	if q == 0 {
+		q = imaging.DefaultQuality
+	}
+	if err := j.img.RemoveMetadata(); err != nil {
+		return opError(err, "removing metadata")
+	}
+	var err error
+	switch j.out {
+	case imaging.JPEG:
+		if j.img.HasAlpha() {
+			if err := j.img.Flatten(&govips.Color{R: 255, G: 255, B: 255}); err != nil {
+				return opError(err, "flattening")
+			}
+		}
+		j.data, _, err = j.img.ExportJpeg(&govips.JpegExportParams{StripMetadata: true, Quality: q})
+	case imaging.PNG:
+		j.data, _, err = j.img.ExportPng(&govips.PngExportParams{StripMetadata: true, Compression: 6, Filter: govips.PngFilterNone})
+	case imaging.WebP:
+		j.data, _, err = j.img.ExportWebp(&govips.WebpExportParams{StripMetadata: true, Quality: q, ReductionEffort: 4})
+		if err == nil {
+			if j.data, err = stripWebP(j.data); err != nil {
+				return coffer.Internal(err, "image transformation failed while encoding")
+			}
+		}
+	case imaging.AVIF:
+		j.data, _, err = j.img.ExportAvif(&govips.AvifExportParams{StripMetadata: true, Quality: q, Bitdepth: 8, Effort: avifEffort})
+	default:
+		return coffer.Errorf(coffer.ENOTIMPLEMENTED, "%q output is not available", j.out)
+	}
+	if err != nil {
+		return encodeError(err, j.out)
+	}
+	return nil
+}
+
+// avifEffort trades AVIF size for CPU (0 fastest .. 9 smallest; libvips' default is 4).
+const avifEffort = 2
