@@ -20,6 +20,8 @@ import (
 	"github.com/coffer/coffer/blob/fsblob"
 	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/httpapi"
+	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/imaging/vips"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/meta/sqlite"
 	"github.com/coffer/coffer/metrics"
@@ -42,6 +44,7 @@ type envOptions struct {
 	jwtSecret string // Hasura JWT config JSON
 	rules     string // rules document
 	readIdle  time.Duration
+	images    bool // install the libvips engine
 }
 
 // newEnv starts the real handler over SQLite and disk blobs in a temp dir, on loopback.
@@ -76,6 +79,16 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 	var o envOptions
 	if len(opts) > 0 {
 		o = opts[0]
+	}
+	if o.images {
+		icfg := imaging.DefaultConfig()
+		icfg.Workers, icfg.Queue = 2, 8
+		engine, err := vips.New(icfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { engine.Close() })
+		svc.UseImages(engine)
 	}
 	if o.rules != "" {
 		if err := svc.LoadRules(ctx, []byte(o.rules)); err != nil {

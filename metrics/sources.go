@@ -8,11 +8,12 @@ import (
 
 // Sources are the components whose counters the metrics report; nil ones are skipped.
 type Sources struct {
-	DB      *meta.Counting // database calls
-	Meta    *cache.Meta    // file and bucket caches
-	Content *cache.Content // hot-content cache
-	Blobs   *blob.Store    // blob store calls and bytes
-	Bus     *cache.Bus     // cross-node invalidations
+	DB       *meta.Counting  // database calls
+	Meta     *cache.Meta     // file and bucket caches
+	Content  *cache.Content  // hot-content cache
+	Variants *cache.Variants // transformed images
+	Blobs    *blob.Store     // blob store calls and bytes
+	Bus      *cache.Bus      // cross-node invalidations
 	// Images reports the image worker pool: waiting requests and busy workers.
 	Images func() (queued, busy int)
 }
@@ -30,6 +31,9 @@ func (m *Metrics) Watch(src Sources) {
 	if c := src.Content; c != nil {
 		caches = append(caches, CacheStats{"content", c.Stats})
 		m.Register(Gauge("coffer_content_cache_bytes", "Bytes held by the hot-content cache.", func() float64 { return float64(c.WeightedSize()) }))
+	}
+	if src.Variants != nil {
+		caches = append(caches, CacheStats{"variant", src.Variants.Stats})
 	}
 	if len(caches) > 0 {
 		m.Register(Caches(caches...))

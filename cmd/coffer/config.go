@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coffer/coffer/imaging"
 	"github.com/spf13/pflag"
 )
 
@@ -35,6 +36,12 @@ type serveConfig struct {
 	ContentCacheMax  int64
 	MetaCacheFiles   int
 	MetaCacheTTL     time.Duration
+	ImageWorkers     int
+	ImageQueue       int
+	ImageMaxPixels   int64
+	ImageMaxBytes    int64
+	VariantCacheSize int64
+	VariantsPerFile  int
 }
 
 func (c *serveConfig) storeFlags(fs *pflag.FlagSet) {
@@ -65,6 +72,13 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.ContentCacheMax, "content-cache-max-file", 1<<20, "largest file (bytes) the content cache holds; larger files always stream")
 	fs.IntVar(&c.MetaCacheFiles, "meta-cache-files", 100_000, "file metadata rows cached in memory (bucket settings: up to 10,000)")
 	fs.DurationVar(&c.MetaCacheTTL, "meta-cache-ttl", 5*time.Minute, "safety-net TTL of cached metadata (changes invalidate at once; across nodes via PostgreSQL NOTIFY)")
+	icfg := imaging.DefaultConfig()
+	fs.IntVar(&c.ImageWorkers, "image-workers", icfg.Workers, "image transformations running at once (default: one per CPU)")
+	fs.IntVar(&c.ImageQueue, "image-queue", icfg.Queue, "image transformations waiting for a worker; beyond this, 503 with Retry-After")
+	fs.Int64Var(&c.ImageMaxPixels, "image-max-pixels", icfg.MaxSourcePixels, "largest source image (width x height) that is transformed, checked before decoding")
+	fs.Int64Var(&c.ImageMaxBytes, "image-max-bytes", icfg.MaxSourceBytes, "largest source image file (bytes) that is transformed")
+	fs.Int64Var(&c.VariantCacheSize, "variant-cache-size", 64<<20, "bytes of transformed images kept in memory (they are also kept in the blob store); 0 disables the memory tier")
+	fs.IntVar(&c.VariantsPerFile, "variants-per-file", 20, "transformed variants kept in the blob store per file; more are kept in memory only")
 	fs.DurationVar(&c.StaleUploadAfter, "stale-upload-after", 24*time.Hour, "an unfinished upload older than this is abandoned (PostgreSQL; with SQLite all are at start)")
 }
 

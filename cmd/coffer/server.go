@@ -23,6 +23,8 @@ import (
 	"github.com/coffer/coffer/blob/s3blob"
 	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/httpapi"
+	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/imaging/vips"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/meta/postgres"
 	"github.com/coffer/coffer/meta/sqlite"
@@ -187,15 +189,16 @@ func keyID(k []byte) string {
 
 // server is a running coffer: e2e tests in this package drive it directly.
 type server struct {
-	cfg   *serveConfig
-	log   *slog.Logger
-	st    *stores
-	svc   *service.Service
-	http  *http.Server
-	ln    net.Listener
-	sweep context.CancelFunc // stops the sweeper and the bus
-	authn *auth.Authenticator
-	bus   *cache.Bus // nil on SQLite: one node, nothing to hear
+	cfg    *serveConfig
+	log    *slog.Logger
+	st     *stores
+	svc    *service.Service
+	http   *http.Server
+	ln     net.Listener
+	sweep  context.CancelFunc // stops the sweeper and the bus
+	authn  *auth.Authenticator
+	bus    *cache.Bus // nil on SQLite: one node, nothing to hear
+	images *vips.Engine
 }
 
 func newServer(ctx context.Context, c *serveConfig, log *slog.Logger) (*server, error) {
@@ -216,11 +219,18 @@ func (s *server) build(ctx context.Context) error {
 	scfg := service.DefaultConfig()
 	scfg.StaleUploadAfter, scfg.SingleNode = c.StaleUploadAfter, c.usesSQLite()
 	scfg.Content = cache.ContentConfig{MaxBytes: c.ContentCacheSize, MaxFile: c.ContentCacheMax}
+	scfg.Variants.MaxBytes, scfg.Variants.MaxPerFile = c.VariantCacheSize, c.VariantsPerFile
 	svc, err := service.New(scfg, s.st.meta, s.st.blobs, s.log)
 	if err != nil {
 		return err
 	}
 	s.svc = svc
+	icfg := imaging.DefaultConfig()
+	icfg.Workers, icfg.Queue, icfg.MaxSourcePixels, icfg.MaxSourceBytes = c.ImageWorkers, c.ImageQueue, c.ImageMaxPixels, c.ImageMaxBytes
+	if s.images, err = vips.New(icfg); err != nil {
+		return fmt.Errorf("image engine: %w", err)
+	}
+	svc.UseImages(s.images)
 	s.st.cache.OnRulesChanged(func() { svc.ReloadRules(context.Background()) })
 	if !c.usesSQLite() {
 		s.bus = cache.NewBus(c.DatabaseURL, s.st.cache, s.log)
@@ -247,7 +257,9 @@ func (s *server) build(ctx context.Context) error {
 	hcfg := httpapi.DefaultConfig()
 	hcfg.PublicURL, hcfg.Version = c.PublicURL, version
 	hcfg.Metrics = metrics.New()
-	hcfg.Metrics.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: svc.Content(), Blobs: s.st.blobs, Bus: s.bus})
+	pool := s.images.Pool()
+	hcfg.Metrics.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: svc.Content(), Variants: svc.Variants(),
+		Blobs: s.st.blobs, Bus: s.bus, Images: func() (int, int) { return pool.Queued(), pool.Busy() }})
 	h, err := httpapi.New(hcfg, svc, authn, signer, s.log)
 	if err != nil {
 		return err
@@ -321,6 +333,9 @@ func (s *server) Close() error {
 	}
 	if s.authn != nil {
 		s.authn.Close()
+	}
+	if s.images != nil {
+		s.images.Close()
 	}
 	return s.st.Close()
 }

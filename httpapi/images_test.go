@@ -1,0 +1,202 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"golang.org/x/image/webp"
+)
+
+// photo returns a w×h JPEG of a colour gradient.
+func photo(t *testing.T, w, h int) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			img.Set(x, y, color.RGBA{uint8(255 * x / w), uint8(255 * y / h), 90, 255})
+		}
+	}
+	var b bytes.Buffer
+	if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// decode decodes an image of the given format and returns its size.
+func decode(t *testing.T, format string, b []byte) (int, int) {
+	t.Helper()
+	var cfg image.Config
+	var err error
+	switch format {
+	case "jpeg":
+		cfg, err = jpeg.DecodeConfig(bytes.NewReader(b))
+		_, err2 := jpeg.Decode(bytes.NewReader(b))
+		err = errorsJoin(err, err2)
+	case "png":
+		cfg, err = png.DecodeConfig(bytes.NewReader(b))
+		_, err2 := png.Decode(bytes.NewReader(b))
+		err = errorsJoin(err, err2)
+	case "webp":
+		cfg, err = webp.DecodeConfig(bytes.NewReader(b))
+		_, err2 := webp.Decode(bytes.NewReader(b))
+		err = errorsJoin(err, err2)
+	}
+	if err != nil {
+		t.Fatalf("decode %s: %v", format, err)
+	}
+	return cfg.Width, cfg.Height
+}
+
+func errorsJoin(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func imageEnv(t *testing.T) (*env, string, string) {
+	e := newEnv(t, envOptions{images: true})
+	src := e.uploadOne("default", "photos/p.jpg", photo(t, 640, 480))
+	return e, "/v1/files/" + src.ID, src.ETag
+}
+
+func TestTransformFormatsAndSizes(t *testing.T) {
+	e, path, srcTag := imageEnv(t)
+	cases := []struct {
+		query, accept, ctype string
+		w, h                 int
+		vary                 bool
+	}{
+		{"w=100", "", "image/jpeg", 100, 75, false},
+		{"h=120", "", "image/jpeg", 160, 120, false},
+		{"w=100&h=100&fit=cover", "", "image/jpeg", 100, 100, false},
+		{"w=100&h=100&fit=fill", "", "image/jpeg", 100, 100, false},
+		{"w=200&h=100", "", "image/jpeg", 133, 100, false}, // inside: keeps the ratio
+		{"w=64&f=png", "", "image/png", 64, 48, false},
+		{"w=64&f=webp", "", "image/webp", 64, 48, false},
+		{"w=64&f=auto", "image/webp,image/*;q=0.8", "image/webp", 64, 48, true},
+		{"w=64&f=auto", "image/png,*/*", "image/jpeg", 64, 48, true},
+	}
+	for _, c := range cases {
+		resp := e.do("GET", path+"?"+c.query, nil, true, "Accept", c.accept)
+		body := mustStatus(t, resp, http.StatusOK, nil)
+		if got := resp.Header.Get("Content-Type"); got != c.ctype {
+			t.Errorf("%s: Content-Type %s, want %s", c.query, got, c.ctype)
+			continue
+		}
+		w, h := decode(t, strings.TrimPrefix(c.ctype, "image/"), body)
+		if w != c.w || h != c.h {
+			t.Errorf("%s: %dx%d, want %dx%d", c.query, w, h, c.w, c.h)
+		}
+		if tag := resp.Header.Get("Etag"); tag == "" || tag == srcTag {
+			t.Errorf("%s: variant ETag %q (source %q)", c.query, tag, srcTag)
+		}
+		if vary := strings.Contains(resp.Header.Get("Vary"), "Accept"); vary != c.vary {
+			t.Errorf("%s: Vary %q", c.query, resp.Header.Get("Vary"))
+		}
+	}
+}
+
+// Blur and quality change the bytes; equivalent parameters share one cached variant.
+func TestTransformParamsMatter(t *testing.T) {
+	e, path, _ := imageEnv(t)
+	get := func(q string) ([]byte, *http.Response) {
+		resp := e.do("GET", path+"?"+q, nil, true)
+		return mustStatus(t, resp, http.StatusOK, nil), resp
+	}
+	plain, _ := get("w=200")
+	blurred, _ := get("w=200&b=5")
+	low, _ := get("w=200&q=20")
+	if bytes.Equal(plain, blurred) || bytes.Equal(plain, low) || len(low) >= len(plain) {
+		t.Fatalf("blur or quality did not change the output (%d, %d, %d bytes)", len(plain), len(blurred), len(low))
+	}
+	_, first := get("q=80&w=200&f=JPEG") // same as w=200 after normalisation
+	if !strings.Contains(first.Header.Get("Server-Timing"), `transform;dur=`) ||
+		!strings.Contains(first.Header.Get("Server-Timing"), `desc="memory"`) {
+		t.Fatalf("equivalent parameters were not served from the cache: %s", first.Header.Get("Server-Timing"))
+	}
+	resp := e.do("GET", path+"?w=200", nil, true, "If-None-Match", first.Header.Get("Etag"))
+	mustStatus(t, resp, http.StatusNotModified, nil)
+}
+
+func TestTransformBadParams(t *testing.T) {
+	e, path, _ := imageEnv(t)
+	for q, name := range map[string]string{
+		"w=0": "w", "w=9000": "w", "h=abc": "h", "q=101": "q", "b=-1": "b", "f=gif": "f",
+		"fit=zoom": "fit", "w=10&w=20": "w", "crop=middle": "crop",
+	} {
+		msg := mustError(t, e.do("GET", path+"?"+q, nil, true), http.StatusBadRequest)
+		if !strings.Contains(msg, "invalid "+name) {
+			t.Errorf("?%s: message %q does not name %s", q, msg, name)
+		}
+	}
+	text := e.uploadOne("default", "notes.txt", []byte("just text"))
+	mustError(t, e.do("GET", "/v1/files/"+text.ID+"?w=10", nil, true), http.StatusUnsupportedMediaType)
+	// Bytes that claim to be an image but are not.
+	body, ctype := multipartBody(part{field: "file[]", filename: "fake.jpg", ctype: "image/jpeg", body: append([]byte{0xff, 0xd8, 0xff}, bytes.Repeat([]byte("x"), 100)...)})
+	var out uploadResp
+	mustStatus(t, e.do("POST", "/v1/files", body, true, "Content-Type", ctype), http.StatusCreated, &out)
+	resp := e.do("GET", "/v1/files/"+out.ProcessedFiles[0].ID+"?w=10", nil, true)
+	if resp.StatusCode < 400 || resp.StatusCode >= 500 {
+		t.Fatalf("damaged image: status %d", resp.StatusCode)
+	}
+	resp.Body.Close()
+}
+
+// Replacing the file replaces its variants.
+func TestTransformAfterReplace(t *testing.T) {
+	e, path, _ := imageEnv(t)
+	resp := e.do("GET", path+"?w=100", nil, true)
+	old := resp.Header.Get("Etag")
+	mustStatus(t, resp, http.StatusOK, nil)
+	body, ctype := multipartBody(part{field: "file", filename: "p.jpg", body: photo(t, 300, 300)})
+	mustStatus(t, e.do("PUT", path, body, true, "Content-Type", ctype), http.StatusOK, nil)
+	resp = e.do("GET", path+"?w=100", nil, true)
+	b := mustStatus(t, resp, http.StatusOK, nil)
+	if w, h := decode(t, "jpeg", b); w != 100 || h != 100 || resp.Header.Get("Etag") == old {
+		t.Fatalf("after replace: %dx%d, ETag %s (before %s)", w, h, resp.Header.Get("Etag"), old)
+	}
+}
+
+// A presigned URL carries its transformation under the signature.
+func TestPresignedTransform(t *testing.T) {
+	e, path, _ := imageEnv(t)
+	var out struct{ URL string }
+	mustStatus(t, e.do("GET", path+"/presignedurl?w=50&f=png", nil, true), http.StatusOK, &out)
+	u, _ := url.Parse(out.URL)
+	resp, err := http.Get(out.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := mustStatus(t, resp, http.StatusOK, nil)
+	if w, _ := decode(t, "png", b); w != 50 {
+		t.Fatalf("presigned variant %d px wide", w)
+	}
+	for name, edit := range map[string]func(q url.Values){
+		"changed w": func(q url.Values) { q.Set("w", "2000") },
+		"removed w": func(q url.Values) { q.Del("w") },
+		"added b":   func(q url.Values) { q.Set("b", "3") },
+	} {
+		q := u.Query()
+		edit(q)
+		m := *u
+		m.RawQuery = q.Encode()
+		resp, err := http.Get(m.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: status %d, want 403", name, resp.StatusCode)
+		}
+	}
+}
