@@ -13,6 +13,17 @@ type op interface {
 	do(ctx context.Context, w *workerState, start time.Time) outcome
 }
 
+// closer is implemented by ops that hold a connection of their own; the worker closes
+// it when it stops, so a ramp down does not leave idle connections on the server.
+type closer interface{ close() }
+
+// closeOp releases what o holds, if anything.
+func closeOp(o op) {
+	if c, ok := o.(closer); ok {
+		c.close()
+	}
+}
+
 // workerState is what one worker owns and reuses across its requests.
 type workerState struct {
 	id  int
@@ -134,6 +145,7 @@ func (g *generator) closedWorker(ctx context.Context, id int) {
 	defer g.wg.Done()
 	defer g.active[id].Store(false)
 	w := g.newWorker(ctx, id)
+	defer closeOp(w.op)
 	sh := g.rec.shardFor(id)
 	for int64(id) < g.level.Load() && ctx.Err() == nil {
 		o := w.op.do(ctx, w, time.Now())

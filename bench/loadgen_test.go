@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -194,5 +195,33 @@ func TestLoadStopsOnCancel(t *testing.T) {
 		}
 	case <-time.After(15 * time.Second):
 		t.Fatal("runLoad did not stop after its context was cancelled")
+	}
+}
+
+func TestFastWorkersCloseTheirConnections(t *testing.T) {
+	var open atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write([]byte("ok"))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		switch s {
+		case http.StateNew:
+			open.Add(1)
+		case http.StateClosed, http.StateHijacked:
+			open.Add(-1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	g := runLoad(context.Background(), downloadSpec(t, "fast", srv.URL, []Stage{{5, 0}, {5, 100 * time.Millisecond}, {1, 100 * time.Millisecond}}, 0, 10*time.Second))
+	if c, _, _, _ := g.rec.totals(); c.Requests == 0 || c.Errors != 0 {
+		t.Fatalf("requests %d errors %d", c.Requests, c.Errors)
+	}
+	deadline := time.Now().Add(10 * time.Second) // the server notices closes asynchronously
+	for open.Load() != 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := open.Load(); n != 0 {
+		t.Errorf("%d connections still open after the run", n)
 	}
 }

@@ -50,6 +50,7 @@ func (g *generator) runOpen(ctx, reqCtx context.Context) {
 func (g *generator) openWorker(ctx context.Context, id int, arrivals <-chan time.Time) {
 	defer g.wg.Done()
 	w := g.newWorker(ctx, id)
+	defer closeOp(w.op)
 	sh := g.rec.shardFor(id)
 	for due := range arrivals {
 		if ctx.Err() != nil {
