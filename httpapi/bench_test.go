@@ -113,3 +113,39 @@ func benchGet(b *testing.B, url, auth string, size int) {
 		}
 	})
 }
+
+// BenchmarkVariantGet compares GET of a cached image variant (?w=...) with GET of a
+// plain file of the same size, both public, through the real handler.
+func BenchmarkVariantGet(b *testing.B) {
+	e := newEnv(b, envOptions{images: true})
+	req, _ := http.NewRequest("POST", e.srv.URL+"/v1/buckets", strings.NewReader(`{"id":"pub","public":true}`))
+	req.Header.Set("X-Hasura-Admin-Secret", adminSecret)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 201 {
+		b.Fatalf("create bucket: %v %v", err, resp)
+	}
+	upload := func(name string, data []byte) string {
+		body, ctype := multipartBody(part{field: "bucket-id", body: []byte("pub")}, part{field: "file[]", filename: name, body: data})
+		req, _ := http.NewRequest("POST", e.srv.URL+"/v1/files", body)
+		req.Header.Set("Content-Type", ctype)
+		req.Header.Set("X-Hasura-Admin-Secret", adminSecret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil || resp.StatusCode != 201 {
+			b.Fatalf("upload: %v %v", err, resp)
+		}
+		var out uploadResp
+		json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		return out.ProcessedFiles[0].ID
+	}
+	img := upload("photo.jpg", photo(nil, 2000, 1500))
+	variantURL := e.srv.URL + "/v1/files/" + img + "?w=800&b=2"
+	resp, err := http.Get(variantURL) // makes and caches the variant
+	if err != nil || resp.StatusCode != 200 {
+		b.Fatalf("variant: %v %v", err, resp)
+	}
+	variant, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	plain := upload("plain.bin", content(len(variant)))
+	b.Run("plain", func(b *testing.B) { benchGet(b, e.srv.URL+"/v1/files/"+plain, "", len(variant)) })
+	b.Run("variant", func(b *testing.B) { benchGet(b, variantURL, "", len(variant)) })
+}

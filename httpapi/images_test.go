@@ -16,7 +16,7 @@ import (
 )
 
 // photo returns a w×h JPEG of a colour gradient.
-func photo(t *testing.T, w, h int) []byte {
+func photo(t testing.TB, w, h int) []byte {
 	img := image.NewRGBA(image.Rect(0, 0, w, h))
 	for y := range h {
 		for x := range w {
@@ -25,7 +25,7 @@ func photo(t *testing.T, w, h int) []byte {
 	}
 	var b bytes.Buffer
 	if err := jpeg.Encode(&b, img, &jpeg.Options{Quality: 90}); err != nil {
-		t.Fatal(err)
+		panic(err)
 	}
 	return b.Bytes()
 }
