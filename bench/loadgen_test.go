@@ -75,7 +75,7 @@ func TestLoadCountsRequestsBytesAndErrors(t *testing.T) {
 		rate   float64
 	}{
 		{"closed loop", []Stage{{4, 0}, {4, 300 * time.Millisecond}}, 0},
-		{"closed loop ramp up and down", []Stage{{6, 150 * time.Millisecond}, {0, 150 * time.Millisecond}, {3, 100 * time.Millisecond}}, 0},
+		{"closed loop ramp up and down", []Stage{{3, 0}, {6, 150 * time.Millisecond}, {0, 150 * time.Millisecond}, {3, 100 * time.Millisecond}}, 0},
 		{"open loop", []Stage{{1, 0}, {1, 300 * time.Millisecond}}, 300},
 	}
 	for _, tc := range tests {
@@ -134,8 +134,8 @@ func checkSeries(t *testing.T, g *generator, c counts) {
 	if reqs != c.Requests || errs != c.Errors || bytes != c.Bytes {
 		t.Errorf("series sums %d/%d/%d, totals %d/%d/%d", reqs, errs, bytes, c.Requests, c.Errors, c.Bytes)
 	}
-	if len(g.points) < 2 {
-		t.Errorf("%d points, want a time series", len(g.points))
+	if len(g.points) == 0 {
+		t.Error("no time series")
 	}
 }
 
@@ -151,17 +151,18 @@ func TestLoadConnectionRefusedAndTimeout(t *testing.T) {
 	closedURL := closed.URL
 	closed.Close()
 	tests := []struct {
-		name string
-		url  string
-		kind errKind
+		name    string
+		url     string
+		timeout time.Duration
+		kind    errKind
 	}{
-		{"refused", closedURL, kindConn},
-		{"timeout", slow.URL, kindTimeout},
+		{"refused", closedURL, 10 * time.Second, kindConn},
+		{"timeout", slow.URL, 50 * time.Millisecond, kindTimeout},
 	}
 	for _, tc := range tests {
 		for _, client := range clients {
 			t.Run(tc.name+"/"+client, func(t *testing.T) {
-				spec := downloadSpec(t, client, tc.url, []Stage{{2, 0}, {2, 200 * time.Millisecond}}, 0, 50*time.Millisecond)
+				spec := downloadSpec(t, client, tc.url, []Stage{{2, 0}, {2, 200 * time.Millisecond}}, 0, tc.timeout)
 				checkAllFailed(t, runLoad(context.Background(), spec), tc.kind)
 			})
 		}
