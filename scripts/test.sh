@@ -13,6 +13,7 @@ fi
 
 # shellcheck source=scripts/test-services.sh
 source scripts/test-services.sh
+dpkg -s libvips-dev >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libvips-dev >/dev/null; } # imaging/vips (cgo)
 
 echo "== go vet"
 go vet ./...

@@ -17,21 +17,30 @@ import (
 	govips "github.com/davidbyttow/govips/v2/vips"
 )
 
-// sources are the test inputs, made once per test binary.
+// sources are the test inputs.
 type sources struct {
 	jpg, png, gif, webp, avif, heic []byte
 }
 
-var testSources = sync.OnceValue(func() *sources {
-	t := &testing.T{}
+// testSources returns the test inputs, made once per test binary.
+func testSources(t testing.TB) *sources {
+	t.Helper()
+	s, err := makeSources()
+	if err != nil {
+		t.Fatalf("making test sources: %v", err)
+	}
+	return s
+}
+
+var makeSources = sync.OnceValues(func() (*sources, error) {
 	s := &sources{
-		jpg: encodeJPEG(t, gradient(400, 300, false, 1), 90),
-		png: encodePNG(t, gradient(400, 300, true, 2)),
-		gif: animatedGIF(t, 40, 30, 5),
+		jpg: encodeJPEG(gradient(400, 300, false, 1), 90),
+		png: encodePNG(gradient(400, 300, true, 2)),
+		gif: animatedGIF(40, 30, 5),
 	}
 	e, err := New(imaging.DefaultConfig())
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
 	defer e.Close()
 	for _, c := range []struct {
@@ -40,26 +49,23 @@ var testSources = sync.OnceValue(func() *sources {
 	}{{&s.webp, imaging.WebP}, {&s.avif, imaging.AVIF}} {
 		res, err := e.Transform(context.Background(), bytes.NewReader(s.jpg), imaging.Options{Format: c.f})
 		if err != nil {
-			panic(err)
+			return nil, err
 		}
 		*c.dst = res.Data
 	}
-	s.heic = heic(s.jpg)
-	return s
+	s.heic, err = heic(s.jpg)
+	return s, err
 })
 
 // heic encodes a JPEG as HEIC (HEVC) with libvips, as a phone would.
-func heic(jpg []byte) []byte {
+func heic(jpg []byte) ([]byte, error) {
 	img, err := govips.NewImageFromBuffer(jpg)
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
 	defer img.Close()
 	out, _, err := img.ExportHeif(govips.NewHeifExportParams())
-	if err != nil {
-		panic(err)
-	}
-	return out
+	return out, err
 }
 
 func parse(t *testing.T, q string) imaging.Options {
@@ -76,7 +82,7 @@ func parse(t *testing.T, q string) imaging.Options {
 }
 
 func TestTransform(t *testing.T) {
-	src := testSources()
+	src := testSources(t)
 	e := newEngine(t, imaging.DefaultConfig())
 	tests := []struct {
 		name, query string
@@ -135,14 +141,14 @@ func TestTransform(t *testing.T) {
 	}
 }
 
-// alphaAt returns the 8-bit alpha and red of a pixel.
+// pixelAt returns the 8-bit red and alpha of a pixel.
 func pixelAt(img image.Image, x, y int) (r, a uint32) {
 	r, _, _, a = img.At(x, y).RGBA()
 	return r >> 8, a >> 8
 }
 
 func TestPaddingAndAlpha(t *testing.T) {
-	src := testSources()
+	src := testSources(t)
 	e := newEngine(t, imaging.DefaultConfig())
 	tests := []struct {
 		name, query string
@@ -186,7 +192,7 @@ func TestGravity(t *testing.T) {
 	e := newEngine(t, imaging.DefaultConfig())
 	red := map[string]float64{}
 	for _, g := range []string{"west", "center", "east"} {
-		res, err := transform(t, e, testSources().jpg, parse(t, "w=50&h=100&crop="+g))
+		res, err := transform(t, e, testSources(t).jpg, parse(t, "w=50&h=100&crop="+g))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -206,7 +212,7 @@ func TestOrientation(t *testing.T) {
 			img.Pix[img.PixOffset(x, y)], img.Pix[img.PixOffset(x, y)+1], img.Pix[img.PixOffset(x, y)+2] = 255, 0, 0
 		}
 	}
-	src := withOrientation(encodeJPEG(t, img, 95), 6)
+	src := withOrientation(encodeJPEG(img, 95), 6)
 	e := newEngine(t, imaging.DefaultConfig())
 	for _, q := range []string{"f=png", "w=100&f=png", "w=100&h=100&fit=cover&crop=north&f=png"} {
 		res, err := transform(t, e, src, parse(t, q))
@@ -234,7 +240,7 @@ func TestBlurAndQualityChangeOutput(t *testing.T) {
 	e := newEngine(t, imaging.DefaultConfig())
 	out := map[string][]byte{}
 	for _, q := range []string{"w=200", "w=200&b=2", "w=200&b=2.5", "w=200&q=30", "w=200&q=95", "w=200&f=webp", "w=200&f=webp&q=30"} {
-		res, err := transform(t, e, testSources().jpg, parse(t, q))
+		res, err := transform(t, e, testSources(t).jpg, parse(t, q))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,7 +278,7 @@ func roughness(img image.Image) float64 {
 
 func TestRefusesWhatIsNotAnImage(t *testing.T) {
 	e := newEngine(t, imaging.DefaultConfig())
-	jpg := testSources().jpg
+	jpg := testSources(t).jpg
 	tests := []struct {
 		name string
 		src  []byte
@@ -302,7 +308,7 @@ func TestRefusesWhatIsNotAnImage(t *testing.T) {
 // the rest, as browsers do) rather than failing.
 func TestTruncatedJPEG(t *testing.T) {
 	e := newEngine(t, imaging.DefaultConfig())
-	jpg := testSources().jpg
+	jpg := testSources(t).jpg
 	res, err := transform(t, e, jpg[:len(jpg)/2], imaging.Options{Width: 40})
 	if err != nil {
 		t.Fatalf("Transform of half a JPEG: %v", err)
@@ -313,7 +319,7 @@ func TestTruncatedJPEG(t *testing.T) {
 }
 
 func TestInvalidOptionsAndLimits(t *testing.T) {
-	src := testSources()
+	src := testSources(t)
 	cfg := imaging.DefaultConfig()
 	cfg.MaxSourceBytes = int64(len(src.jpg)) - 1
 	cfg.MaxOutputPixels = 1000 * 1000
@@ -353,7 +359,7 @@ func TestLoadersBlocked(t *testing.T) {
 			t.Errorf("%s: libvips loaded a blocked format", name)
 		}
 	}
-	img, err := govips.LoadThumbnailFromBuffer(testSources().png, 5, 5, govips.InterestingNone, govips.SizeBoth, nil)
+	img, err := govips.LoadThumbnailFromBuffer(testSources(t).png, 5, 5, govips.InterestingNone, govips.SizeBoth, nil)
 	if err != nil {
 		t.Fatalf("PNG refused: %v", err)
 	}
@@ -391,7 +397,7 @@ func TestEngineQueue(t *testing.T) {
 	cfg := imaging.DefaultConfig()
 	cfg.Workers, cfg.Queue = 1, 0
 	e := newEngine(t, cfg)
-	slow := &slowReader{started: make(chan struct{}, 1), release: make(chan struct{}), r: bytes.NewReader(testSources().jpg)}
+	slow := &slowReader{started: make(chan struct{}, 1), release: make(chan struct{}), r: bytes.NewReader(testSources(t).jpg)}
 	done := make(chan error)
 	go func() {
 		_, err := e.Transform(context.Background(), slow, imaging.Options{Width: 10})
@@ -401,7 +407,7 @@ func TestEngineQueue(t *testing.T) {
 	if e.Pool().Busy() != 1 {
 		t.Errorf("Busy = %d", e.Pool().Busy())
 	}
-	_, err := transform(t, e, testSources().jpg, imaging.Options{Width: 10})
+	_, err := transform(t, e, testSources(t).jpg, imaging.Options{Width: 10})
 	if !errors.Is(err, imaging.ErrBusy) || coffer.ErrorCode(err) != coffer.EUNAVAILABLE {
 		t.Errorf("second Transform = %v, want ErrBusy", err)
 	}
@@ -412,7 +418,7 @@ func TestEngineQueue(t *testing.T) {
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := transform(t, e, testSources().jpg, imaging.Options{Width: 10}); !errors.Is(err, imaging.ErrClosed) {
+	if _, err := transform(t, e, testSources(t).jpg, imaging.Options{Width: 10}); !errors.Is(err, imaging.ErrClosed) {
 		t.Errorf("Transform after Close = %v, want ErrClosed", err)
 	}
 }
@@ -435,7 +441,7 @@ func TestSupports(t *testing.T) {
 // TestStripsMetadata: no output carries the source's EXIF.
 func TestStripsMetadata(t *testing.T) {
 	e := newEngine(t, imaging.DefaultConfig())
-	src := withOrientation(testSources().jpg, 1)
+	src := withOrientation(testSources(t).jpg, 1)
 	if !bytes.Contains(src, []byte(privateText)) {
 		t.Fatal("source lacks the private text")
 	}
