@@ -35,6 +35,7 @@ func Run(t *testing.T, newDriver func(t *testing.T) blob.Driver) {
 		{"Delete", testDelete},
 		{"List", testList},
 		{"Concurrent", testConcurrent},
+		{"ConcurrentSiblings", testConcurrentSiblings},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -378,4 +379,34 @@ func Bench(b *testing.B, newDriver func(b *testing.B) blob.Driver) {
 			r.Close()
 		}
 	})
+}
+
+// testConcurrentSiblings puts and deletes keys that share a parent from several
+// goroutines at once: a driver that makes and removes directories must not trip over
+// its own siblings (each delete may empty the parent another put is about to use).
+func testConcurrentSiblings(t *testing.T, d blob.Driver) {
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 40 {
+				key := fmt.Sprintf("siblings/%02x/%d-%d", i%2, g, i)
+				if _, err := d.Put(ctx, key, bytes.NewReader([]byte(key)), int64(len(key))); err != nil {
+					errs <- fmt.Errorf("put %s: %w", key, err)
+					return
+				}
+				if err := d.Delete(ctx, key); err != nil {
+					errs <- fmt.Errorf("delete %s: %w", key, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }

@@ -86,16 +86,31 @@ func (d *Driver) Put(ctx context.Context, key string, r io.Reader, size int64) (
 }
 
 // install renames the finished temp file to key and fsyncs the parent directory.
+// Puts and Deletes race on parent directories: a Delete removes parents it leaves
+// empty, possibly while a Put is between making them and renaming into them, and a
+// concurrent MkdirAll may find a directory appearing under it. Those failures
+// (ErrNotExist, ErrExist) are retried.
 func (d *Driver) install(tmpPath, key string) error {
 	parent := path.Dir(key)
-	if parent != "." {
-		if err := d.objects.MkdirAll(parent, 0o750); err != nil {
+	target := filepath.Join(d.dir, filepath.FromSlash(key)) // key validated by blob.Store
+	var err error
+	for attempt := 0; attempt < 20; attempt++ {
+		if parent != "." {
+			err = d.objects.MkdirAll(parent, 0o750)
+		}
+		if err == nil || errors.Is(err, fs.ErrExist) {
+			if err = os.Rename(tmpPath, target); err == nil {
+				break
+			}
+		}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrExist) {
 			return err
 		}
+		if _, serr := os.Stat(tmpPath); serr != nil {
+			return err // the temp file itself is gone
+		}
 	}
-	// Keys are validated by blob.Store; the os.Root above refuses any escape, and the
-	// rename target is built from the same validated key.
-	if err := os.Rename(tmpPath, filepath.Join(d.dir, filepath.FromSlash(key))); err != nil {
+	if err != nil {
 		return err
 	}
 	dir, err := d.objects.Open(parent)
