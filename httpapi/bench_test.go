@@ -56,34 +56,41 @@ func BenchmarkGetFile100KB(b *testing.B) {
 // without credentials against GET with a JWT checked against an owner rule.
 func BenchmarkGet100KBAccess(b *testing.B) {
 	e := newEnv(b, envOptions{jwtSecret: jwtConfig, rules: matrixRules})
-	for _, id := range []string{"pub", "priv"} {
-		req, _ := http.NewRequest("POST", e.srv.URL+"/v1/buckets", strings.NewReader(`{"id":"`+id+`","public":`+fmt.Sprint(id == "pub")+`}`))
-		req.Header.Set("X-Hasura-Admin-Secret", adminSecret)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != 201 {
-			b.Fatalf("create bucket: %v %v", err, resp)
-		}
-		resp.Body.Close()
-	}
-	tok := "Bearer " + token(nil, "user", "alice")
+	benchBucket(b, e, "pub", true)
+	benchBucket(b, e, "priv", false)
+	auth := []string{"Authorization", "Bearer " + token(nil, "user", "alice")}
 	data := content(100 << 10)
-	upload := func(bucket string) string {
-		body, ctype := multipartBody(part{field: "bucket-id", body: []byte(bucket)}, part{field: "file[]", filename: "f.bin", body: data})
-		req, _ := http.NewRequest("POST", e.srv.URL+"/v1/files", body)
-		req.Header.Set("Content-Type", ctype)
-		req.Header.Set("Authorization", tok)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != 201 {
-			b.Fatalf("upload: %v %v", err, resp)
-		}
-		var out uploadResp
-		json.NewDecoder(resp.Body).Decode(&out)
-		resp.Body.Close()
-		return out.ProcessedFiles[0].ID
-	}
-	pub, priv := upload("pub"), upload("priv")
+	pub, priv := benchUpload(b, e, "pub", "f.bin", data, auth), benchUpload(b, e, "priv", "f.bin", data, auth)
 	b.Run("public", func(b *testing.B) { benchGet(b, e.srv.URL+"/v1/files/"+pub, "", len(data)) })
-	b.Run("jwt-owner-rule", func(b *testing.B) { benchGet(b, e.srv.URL+"/v1/files/"+priv, tok, len(data)) })
+	b.Run("jwt-owner-rule", func(b *testing.B) { benchGet(b, e.srv.URL+"/v1/files/"+priv, auth[1], len(data)) })
+}
+
+// benchBucket creates a bucket as admin.
+func benchBucket(b *testing.B, e *env, id string, public bool) {
+	req, _ := http.NewRequest("POST", e.srv.URL+"/v1/buckets", strings.NewReader(`{"id":"`+id+`","public":`+fmt.Sprint(public)+`}`))
+	req.Header.Set("X-Hasura-Admin-Secret", adminSecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 201 {
+		b.Fatalf("create bucket: %v %v", err, resp)
+	}
+	resp.Body.Close()
+}
+
+// benchUpload uploads data into bucket with the given header (name, value) and
+// returns the file id.
+func benchUpload(b *testing.B, e *env, bucket, name string, data []byte, hdr []string) string {
+	body, ctype := multipartBody(part{field: "bucket-id", body: []byte(bucket)}, part{field: "file[]", filename: name, body: data})
+	req, _ := http.NewRequest("POST", e.srv.URL+"/v1/files", body)
+	req.Header.Set("Content-Type", ctype)
+	req.Header.Set(hdr[0], hdr[1])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 201 {
+		b.Fatalf("upload: %v %v", err, resp)
+	}
+	var out uploadResp
+	json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	return out.ProcessedFiles[0].ID
 }
 
 func benchGet(b *testing.B, url, auth string, size int) {
@@ -118,26 +125,9 @@ func benchGet(b *testing.B, url, auth string, size int) {
 // plain file of the same size, both public, through the real handler.
 func BenchmarkVariantGet(b *testing.B) {
 	e := newEnv(b, envOptions{images: true})
-	req, _ := http.NewRequest("POST", e.srv.URL+"/v1/buckets", strings.NewReader(`{"id":"pub","public":true}`))
-	req.Header.Set("X-Hasura-Admin-Secret", adminSecret)
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != 201 {
-		b.Fatalf("create bucket: %v %v", err, resp)
-	}
-	upload := func(name string, data []byte) string {
-		body, ctype := multipartBody(part{field: "bucket-id", body: []byte("pub")}, part{field: "file[]", filename: name, body: data})
-		req, _ := http.NewRequest("POST", e.srv.URL+"/v1/files", body)
-		req.Header.Set("Content-Type", ctype)
-		req.Header.Set("X-Hasura-Admin-Secret", adminSecret)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil || resp.StatusCode != 201 {
-			b.Fatalf("upload: %v %v", err, resp)
-		}
-		var out uploadResp
-		json.NewDecoder(resp.Body).Decode(&out)
-		resp.Body.Close()
-		return out.ProcessedFiles[0].ID
-	}
-	img := upload("photo.jpg", photo(nil, 2000, 1500))
+	benchBucket(b, e, "pub", true)
+	admin := []string{"X-Hasura-Admin-Secret", adminSecret}
+	img := benchUpload(b, e, "pub", "photo.jpg", photo(nil, 2000, 1500), admin)
 	variantURL := e.srv.URL + "/v1/files/" + img + "?w=800&b=2"
 	resp, err := http.Get(variantURL) // makes and caches the variant
 	if err != nil || resp.StatusCode != 200 {
@@ -145,7 +135,7 @@ func BenchmarkVariantGet(b *testing.B) {
 	}
 	variant, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	plain := upload("plain.bin", content(len(variant)))
+	plain := benchUpload(b, e, "pub", "plain.bin", content(len(variant)), admin)
 	b.Run("plain", func(b *testing.B) { benchGet(b, e.srv.URL+"/v1/files/"+plain, "", len(variant)) })
 	b.Run("variant", func(b *testing.B) { benchGet(b, variantURL, "", len(variant)) })
 }
