@@ -83,12 +83,19 @@ var activeTypes = map[string]bool{
 // contentDisposition serves script-capable types as attachments unless the bucket
 // allows inline display.
 func contentDisposition(f *coffer.File, b *coffer.Bucket) string {
-	mt, _, _ := mime.ParseMediaType(f.MimeType)
+	mt := f.MimeType
+	if strings.ContainsRune(mt, ';') {
+		mt, _, _ = mime.ParseMediaType(mt)
+	}
 	kind := "inline"
 	if activeTypes[strings.ToLower(mt)] && !b.AllowInline {
 		kind = "attachment"
 	}
-	return mime.FormatMediaType(kind, map[string]string{"filename": path.Base(f.Name)})
+	name := path.Base(f.Name)
+	if plainToken(name) { // what FormatMediaType would write, without its allocations
+		return kind + "; filename=" + name
+	}
+	return mime.FormatMediaType(kind, map[string]string{"filename": name})
 }
 
 // seekerOf returns the *os.File under a disk blob so ServeContent can sendfile.

@@ -60,6 +60,7 @@ type Handler struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	root   http.Handler
+	ids    *idGen
 }
 
 // New returns the API handler.
@@ -68,7 +69,7 @@ func New(cfg Config, svc *service.Service, authn *auth.Authenticator, signer *au
 		return nil, err
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	h := &Handler{cfg: cfg, svc: svc, authn: authn, signer: signer, log: log, mux: http.NewServeMux()}
+	h := &Handler{cfg: cfg, svc: svc, authn: authn, signer: signer, log: log, mux: http.NewServeMux(), ids: newIDGen()}
 	h.routes()
 	h.root = h.wrap()
 	return h, nil

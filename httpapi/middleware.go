@@ -12,6 +12,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coffer/coffer"
@@ -56,13 +57,28 @@ func principal(r *http.Request) *coffer.Principal {
 
 // newRequestID returns the client's X-Request-Id when it is short and plain, else a
 // fresh random one.
-func newRequestID(r *http.Request) string {
+func (h *Handler) newRequestID(r *http.Request) string {
 	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 64 && plainToken(id) {
 		return id
 	}
-	var b [8]byte
+	return h.ids.next()
+}
+
+// idGen makes request ids: a random per-process prefix and a counter, unique without
+// a call to the system's random source per request.
+type idGen struct {
+	prefix string
+	n      atomic.Uint64
+}
+
+func newIDGen() *idGen {
+	var b [6]byte
 	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+	return &idGen{prefix: hex.EncodeToString(b[:])}
+}
+
+func (g *idGen) next() string {
+	return g.prefix + strconv.FormatUint(g.n.Add(1), 36)
 }
 
 func plainToken(s string) bool {
@@ -200,7 +216,7 @@ func (c *countingBody) Read(p []byte) (int, error) {
 func (h *Handler) wrap() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		st := &reqState{id: newRequestID(r), log: h.log}
+		st := &reqState{id: h.newRequestID(r), log: h.log}
 		ctx := context.WithValue(r.Context(), ctxKey{}, st)
 		r = r.WithContext(timing.NewContext(ctx, &st.timer))
 		sw := &statusWriter{ResponseWriter: w, timer: &st.timer, start: start}
