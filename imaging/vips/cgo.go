@@ -3,6 +3,7 @@
 package vips
 
 // #cgo pkg-config: vips
+// #include <malloc.h>
 // #include <stdlib.h>
 // #include <vips/vips.h>
 import "C"
@@ -41,4 +42,10 @@ func setBlocked(class string, blocked bool) {
 		state = 1
 	}
 	C.vips_operation_block_set(name, state)
+}
+
+// limitArenas caps glibc's malloc arenas at 2, as MALLOC_ARENA_MAX=2 would: libvips
+// allocates from many threads, and one arena per thread keeps freed memory mapped.
+func limitArenas() {
+	C.mallopt(C.M_ARENA_MAX, 2)
 }

@@ -4,6 +4,9 @@
 // loaders are left unblocked: sources are sniffed in Go first and anything else
 // (SVG, PDF, BMP, TIFF, ImageMagick formats, ...) is refused before libvips sees it.
 //
+// Start-up also caps glibc's malloc arenas at 2 (like MALLOC_ARENA_MAX=2), which
+// keeps the RSS of a busy server from growing with every libvips thread.
+//
 // A transform is a pipeline of named steps with a context check between them:
 //
 //	read    the source into memory (at most Config.MaxSourceBytes) and sniff its format

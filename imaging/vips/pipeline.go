@@ -4,6 +4,7 @@ package vips
 
 import (
 	"context"
+	"fmt"
 	"image"
 	"io"
 
@@ -43,6 +44,7 @@ func (j *job) run(ctx context.Context, src io.Reader) (*imaging.Result, error) {
 	return &imaging.Result{Data: j.data, Format: j.out, Width: j.img.Width(), Height: j.img.Height(), Steps: timings}, nil
 }
 
+// close frees the libvips image (and with it the pipeline's hold on j.src).
 func (j *job) close() {
 	if j.img != nil {
 		j.img.Close()
@@ -190,41 +192,48 @@ func (j *job) blur() error {
 
 // encode runs the pipeline and writes the output format without metadata.
 func (j *job) encode() error {
+	if err := j.img.RemoveMetadata(); err != nil {
+		return opError(err, "removing metadata")
+	}
+	if j.out == imaging.JPEG && j.img.HasAlpha() {
+		if err := j.img.Flatten(&govips.Color{R: 255, G: 255, B: 255}); err != nil {
+			return opError(err, "flattening")
+		}
+	}
 	q := j.opts.Quality
 	if q == 0 {
 		q = imaging.DefaultQuality
 	}
-	if err := j.img.RemoveMetadata(); err != nil {
-		return opError(err, "removing metadata")
-	}
-	var err error
-	switch j.out {
-	case imaging.JPEG:
-		if j.img.HasAlpha() {
-			if err := j.img.Flatten(&govips.Color{R: 255, G: 255, B: 255}); err != nil {
-				return opError(err, "flattening")
-			}
-		}
-		j.data, _, err = j.img.ExportJpeg(&govips.JpegExportParams{StripMetadata: true, Quality: q})
-	case imaging.PNG:
-		j.data, _, err = j.img.ExportPng(&govips.PngExportParams{StripMetadata: true, Compression: 6, Filter: govips.PngFilterNone})
-	case imaging.WebP:
-		j.data, _, err = j.img.ExportWebp(&govips.WebpExportParams{StripMetadata: true, Quality: q, ReductionEffort: 4})
-		if err == nil {
-			if j.data, err = stripWebP(j.data); err != nil {
-				return coffer.Internal(err, "image transformation failed while encoding")
-			}
-		}
-	case imaging.AVIF:
-		j.data, _, err = j.img.ExportAvif(&govips.AvifExportParams{StripMetadata: true, Quality: q, Bitdepth: 8, Effort: avifEffort})
-	default:
-		return coffer.Errorf(coffer.ENOTIMPLEMENTED, "%q output is not available", j.out)
-	}
+	data, err := export(j.img, j.out, q)
 	if err != nil {
 		return encodeError(err, j.out)
 	}
+	if j.out == imaging.WebP {
+		if data, err = stripWebP(data); err != nil {
+			return coffer.Internal(err, "image transformation failed while encoding")
+		}
+	}
+	j.data = data
 	return nil
 }
 
 // avifEffort trades AVIF size for CPU (0 fastest .. 9 smallest; libvips' default is 4).
 const avifEffort = 2
+
+// export encodes img as f at quality q (ignored for PNG), with libvips' default
+// effort for each format except AVIF.
+func export(img *govips.ImageRef, f imaging.Format, q int) (data []byte, err error) {
+	switch f {
+	case imaging.JPEG:
+		data, _, err = img.ExportJpeg(&govips.JpegExportParams{StripMetadata: true, Quality: q})
+	case imaging.PNG:
+		data, _, err = img.ExportPng(&govips.PngExportParams{StripMetadata: true, Compression: 6, Filter: govips.PngFilterNone})
+	case imaging.WebP:
+		data, _, err = img.ExportWebp(&govips.WebpExportParams{StripMetadata: true, Quality: q, ReductionEffort: 4})
+	case imaging.AVIF:
+		data, _, err = img.ExportAvif(&govips.AvifExportParams{StripMetadata: true, Quality: q, Bitdepth: 8, Effort: avifEffort})
+	default:
+		err = fmt.Errorf("no encoder for %q", f)
+	}
+	return data, err
+}

@@ -35,6 +35,7 @@ var start = sync.OnceValues(func() (lib library, err error) {
 			err = fmt.Errorf("starting libvips: %v", r)
 		}
 	}()
+	limitArenas()
 	govips.LoggingSettings(nil, govips.LogLevelCritical)
 	govips.Startup(&govips.Config{ConcurrencyLevel: 1, MaxCacheMem: 0, MaxCacheSize: 0, MaxCacheFiles: 0})
 	if err := restrictLoaders(); err != nil {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"image"
+	"image/draw"
 	"net/url"
 	"strings"
 	"sync"
@@ -20,6 +21,7 @@ import (
 // sources are the test inputs.
 type sources struct {
 	jpg, png, gif, webp, avif, heic []byte
+	gray, png16, cmyk               []byte
 }
 
 // testSources returns the test inputs, made once per test binary.
@@ -38,6 +40,11 @@ var makeSources = sync.OnceValues(func() (*sources, error) {
 		png: encodePNG(gradient(400, 300, true, 2)),
 		gif: animatedGIF(40, 30, 5),
 	}
+	gray := image.NewGray(image.Rect(0, 0, 400, 300))
+	deep := image.NewNRGBA64(image.Rect(0, 0, 400, 300))
+	draw.Draw(gray, gray.Bounds(), gradient(400, 300, false, 5), image.Point{}, draw.Src)
+	draw.Draw(deep, deep.Bounds(), gradient(400, 300, true, 6), image.Point{}, draw.Src)
+	s.gray, s.png16 = encodeJPEG(gray, 90), encodePNG(deep)
 	e, err := New(imaging.DefaultConfig())
 	if err != nil {
 		return nil, err
@@ -53,9 +60,26 @@ var makeSources = sync.OnceValues(func() (*sources, error) {
 		}
 		*c.dst = res.Data
 	}
-	s.heic, err = heic(s.jpg)
+	if s.heic, err = heic(s.jpg); err != nil {
+		return nil, err
+	}
+	s.cmyk, err = cmyk(s.jpg)
 	return s, err
 })
+
+// cmyk converts a JPEG to a CMYK JPEG, as print workflows make them.
+func cmyk(jpg []byte) ([]byte, error) {
+	img, err := govips.NewImageFromBuffer(jpg)
+	if err != nil {
+		return nil, err
+	}
+	defer img.Close()
+	if err := img.ToColorSpace(govips.InterpretationCMYK); err != nil {
+		return nil, err
+	}
+	out, _, err := img.ExportJpeg(govips.NewJpegExportParams())
+	return out, err
+}
 
 // heic encodes a JPEG as HEIC (HEVC) with libvips, as a phone would.
 func heic(jpg []byte) ([]byte, error) {
@@ -120,6 +144,12 @@ func TestTransform(t *testing.T) {
 		{"avif source kept", "w=100", src.avif, imaging.AVIF, 100, 75},
 		{"heic source is jpeg", "w=100", src.heic, imaging.JPEG, 100, 75},
 		{"heic source to webp", "h=30&f=webp", src.heic, imaging.WebP, 40, 30},
+		{"gray jpeg contain", "w=100&h=100&fit=contain&b=1", src.gray, imaging.JPEG, 100, 100},
+		{"gray jpeg to webp", "w=100&f=webp", src.gray, imaging.WebP, 100, 75},
+		{"16-bit png", "w=100&h=100&fit=contain", src.png16, imaging.PNG, 100, 100},
+		{"16-bit png to jpeg", "w=100&b=2&f=jpeg", src.png16, imaging.JPEG, 100, 75},
+		{"cmyk jpeg to webp", "w=100&f=webp", src.cmyk, imaging.WebP, 100, 75},
+		{"cmyk jpeg kept", "w=100", src.cmyk, imaging.JPEG, 100, 75},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -459,4 +489,39 @@ func TestStripsMetadata(t *testing.T) {
 			decode(t, res.Data)
 		}
 	}
+}
+
+// TestConcurrentTransforms runs more transforms than workers at once: every one
+// succeeds (the queue holds the rest) and gives the same bytes as when run alone.
+func TestConcurrentTransforms(t *testing.T) {
+	src := testSources(t)
+	cfg := imaging.DefaultConfig()
+	cfg.Workers, cfg.Queue = 2, 16
+	e := newEngine(t, cfg)
+	inputs := [][]byte{src.jpg, src.png, src.gif, src.webp}
+	opts := []imaging.Options{{Width: 64, Blur: 1, Format: imaging.WebP}, {Width: 50, Height: 50, Fit: imaging.FitCover, Format: imaging.PNG}}
+	want := map[[2]int][]byte{}
+	for i, in := range inputs {
+		for j, o := range opts {
+			res, err := transform(t, e, in, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[[2]int{i, j}] = res.Data
+		}
+	}
+	var wg sync.WaitGroup
+	for range 2 {
+		for k := range want {
+			wg.Go(func() {
+				res, err := transform(t, e, inputs[k[0]], opts[k[1]])
+				if err != nil {
+					t.Errorf("%v: %v", k, err)
+				} else if !bytes.Equal(res.Data, want[k]) {
+					t.Errorf("%v: concurrent output differs", k)
+				}
+			})
+		}
+	}
+	wg.Wait()
 }
