@@ -55,7 +55,14 @@ var ErrNotImage error = &coffer.Error{Code: coffer.EUNSUPPORTED, Message: "file 
 // caller may check a known size first with CheckSize). sizeHint, if positive, sizes
 // the buffer in one allocation.
 func (c Config) ReadSource(src io.Reader, sizeHint int64) ([]byte, error) {
-	var buf bytes.Buffer
+	return c.ReadSourceInto(new(bytes.Buffer), src, sizeHint)
+}
+
+// ReadSourceInto is ReadSource into buf (reset first), so callers can reuse buffers:
+// a source image is megabytes, and garbage of that size makes the Go collector run
+// often, slowing every other request.
+func (c Config) ReadSourceInto(buf *bytes.Buffer, src io.Reader, sizeHint int64) ([]byte, error) {
+	buf.Reset()
 	if sizeHint > 0 && sizeHint <= c.MaxSourceBytes {
 		buf.Grow(int(sizeHint) + bytes.MinRead) // room for the read that reports EOF
 	}

@@ -5,6 +5,7 @@
 # request and every variant cache off, so each request really transforms), alternating
 # idle and loaded rounds; prints medians and the loaded/idle p99 ratio (target <= 2).
 #   scripts/bench-transform-load.sh [ROUNDS=3] [DURATION=10s]
+# COFFER_ENV="env GOGC=400" runs the server under extra environment settings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3} dur=${2:-10s}
@@ -21,7 +22,7 @@ go build -o "$work/coffer" ./cmd/coffer
 jpeg=$(ls -S "$work"/fx/*.jpg | head -n 1)
 head -c $((100 * 1024)) /dev/urandom >"$work/small.bin"
 p=$(port)
-"$work/coffer" serve --listen "127.0.0.1:$p" --data-dir "$work/data" --admin-secret s --log-level warn \
+${COFFER_ENV:-} "$work/coffer" serve --listen "127.0.0.1:$p" --data-dir "$work/data" --admin-secret s --log-level warn \
   --variant-cache-size 0 --variants-per-file 0 >"$work/coffer.log" 2>&1 &
 pids+=($!)
 C=http://127.0.0.1:$p

@@ -3,10 +3,12 @@
 package vips
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"image"
 	"io"
+	"sync"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/imaging"
@@ -19,6 +21,8 @@ type job struct {
 	opts     imaging.Options // normalised
 	canWrite func(imaging.Format) bool
 
+	bufs   *sync.Pool    // where the source buffer comes from and goes back to
+	buf    *bytes.Buffer // holds src
 	src    []byte
 	source imaging.Format // sniffed
 	out    imaging.Format
@@ -44,17 +48,28 @@ func (j *job) run(ctx context.Context, src io.Reader) (*imaging.Result, error) {
 	return &imaging.Result{Data: j.data, Format: j.out, Width: j.img.Width(), Height: j.img.Height(), Steps: timings}, nil
 }
 
-// close frees the libvips image (and with it the pipeline's hold on j.src).
+// close frees the libvips image (and with it the pipeline's hold on j.src), then
+// gives the source buffer back for reuse.
 func (j *job) close() {
 	if j.img != nil {
 		j.img.Close()
+	}
+	if j.buf != nil && j.bufs != nil {
+		j.src = nil
+		j.bufs.Put(j.buf)
 	}
 }
 
 // read reads the source and refuses anything but the formats libvips may decode.
 func (j *job) read(src io.Reader) error {
 	var err error
-	if j.src, err = j.cfg.ReadSource(src, sizeOf(src)); err != nil {
+	if j.bufs != nil {
+		j.buf = j.bufs.Get().(*bytes.Buffer)
+		j.src, err = j.cfg.ReadSourceInto(j.buf, src, sizeOf(src))
+	} else {
+		j.src, err = j.cfg.ReadSource(src, sizeOf(src))
+	}
+	if err != nil {
 		return err
 	}
 	var ok bool
