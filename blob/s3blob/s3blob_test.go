@@ -46,7 +46,12 @@ func emptyBucket(d *s3blob.Driver) {
 }
 
 func TestConformance(t *testing.T) {
-	blobtest.Run(t, func(t *testing.T) blob.Driver { return newDriver(t) })
+	blobtest.Run(t, func(t *testing.T) blob.Driver { return newDriver(t) }, blobtest.Known{
+		Test: "ConcurrentSiblings",
+		Reason: "versitygw's posix backend (the test S3 server) races on parent directories: a delete " +
+			"that empties one can make a concurrent put of a sibling fail with \"Existing Object is a " +
+			"directory\"; AWS S3 and MinIO have no directories to race on",
+	})
 }
 
 func TestConfigValidate(t *testing.T) {
