@@ -48,3 +48,29 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNegotiate feeds arbitrary Accept headers and source types to the negotiation: it
+// never panics, q-values stay within 0..1, and the chosen format is one the engine can
+// write.
+func FuzzNegotiate(f *testing.F) {
+	for _, s := range []string{"", "image/avif,image/webp,*/*", "image/webp;q=0", "image/*;q=0.5, image/avif;q=1",
+		"IMAGE/WEBP;Q=0.9", "image/webp;q=1e0", ";;,,", "image/avif;q=0.001;level=2"} {
+		f.Add(s, "image/jpeg")
+	}
+	f.Add("image/webp", "image/gif")
+	f.Add("*/*", "application/octet-stream")
+	f.Fuzz(func(t *testing.T, accept, srcMime string) {
+		for typ, q := range ParseAccept(accept) {
+			if q < 0 || q > 1 {
+				t.Fatalf("ParseAccept(%q)[%q] = %v", accept, typ, q)
+			}
+		}
+		o, vary := Options{Width: 10, Format: FormatAuto}.Negotiate(accept, srcMime)
+		if !vary || !o.Format.IsOutput() {
+			t.Fatalf("Negotiate(%q, %q) = %q, vary %v", accept, srcMime, o.Format, vary)
+		}
+		if _, err := ParseCanonical(o.Canonical()); err != nil {
+			t.Fatalf("canonical form of negotiated options: %v", err)
+		}
+	})
+}
