@@ -44,6 +44,9 @@ type Meta struct {
 	fstats  *stats.Counter
 	bstats  *stats.Counter
 	onRules atomic.Pointer[func()]
+	// Loaders made once, so a cache hit allocates no closure.
+	fileLoader   otter.Loader[string, *coffer.File]
+	bucketLoader otter.Loader[string, *coffer.Bucket]
 }
 
 var _ meta.Store = (*Meta)(nil)
@@ -54,6 +57,8 @@ func NewMeta(s meta.Store, cfg MetaConfig) (*Meta, error) {
 		return nil, err
 	}
 	m := &Meta{Store: s, fstats: stats.NewCounter(), bstats: stats.NewCounter()}
+	m.fileLoader = otter.LoaderFunc[string, *coffer.File](m.loadFile)
+	m.bucketLoader = otter.LoaderFunc[string, *coffer.Bucket](m.loadBucket)
 	var err error
 	m.files, err = otter.New(&otter.Options[string, *coffer.File]{
 		MaximumSize:      cfg.Files,
@@ -83,8 +88,34 @@ func (m *Meta) OnRulesChanged(fn func()) { m.onRules.Store(&fn) }
 func (m *Meta) FileStats() stats.Stats   { return m.fstats.Snapshot() }
 func (m *Meta) BucketStats() stats.Stats { return m.bstats.Snapshot() }
 
-// errNotUploaded marks a row the cache does not keep (still being uploaded).
-var errNotUploaded = errors.New("file not uploaded")
+// notUploaded carries a row the cache does not keep (still being uploaded) out of
+// the loader.
+type notUploaded struct{ f *coffer.File }
+
+func (notUploaded) Error() string { return "file not uploaded" }
+
+// loadFile is the file loader: uploaded rows are cached, others passed through.
+func (m *Meta) loadFile(ctx context.Context, id string) (*coffer.File, error) {
+	f, err := m.Store.GetFile(ctx, id)
+	switch {
+	case coffer.ErrorCode(err) == coffer.ENOTFOUND:
+		return nil, otter.ErrNotFound
+	case err != nil:
+		return nil, err
+	case !f.IsUploaded:
+		return nil, notUploaded{f}
+	}
+	return f, nil
+}
+
+// loadBucket is the bucket loader.
+func (m *Meta) loadBucket(ctx context.Context, id string) (*coffer.Bucket, error) {
+	b, err := m.Store.GetBucket(ctx, id)
+	if coffer.ErrorCode(err) == coffer.ENOTFOUND {
+		return nil, otter.ErrNotFound
+	}
+	return b, err
+}
 
 // GetFile answers uploaded files from the cache; others always come from the store.
 func (m *Meta) GetFile(ctx context.Context, id string) (*coffer.File, error) {
@@ -92,25 +123,13 @@ func (m *Meta) GetFile(ctx context.Context, id string) (*coffer.File, error) {
 	if !ok {
 		return m.Store.GetFile(ctx, id)
 	}
-	var row *coffer.File
-	f, err := m.files.Get(ctx, key, otter.LoaderFunc[string, *coffer.File](func(ctx context.Context, id string) (*coffer.File, error) {
-		f, err := m.Store.GetFile(ctx, id)
-		switch {
-		case coffer.ErrorCode(err) == coffer.ENOTFOUND:
-			return nil, otter.ErrNotFound
-		case err != nil:
-			return nil, err
-		case !f.IsUploaded:
-			row = f
-			return nil, errNotUploaded
-		}
-		return f, nil
-	}))
+	f, err := m.files.Get(ctx, key, m.fileLoader)
+	var nu notUploaded
 	switch {
-	case errors.Is(err, errNotUploaded) && row != nil:
-		return row, nil
-	case errors.Is(err, errNotUploaded) || errors.Is(err, otter.ErrNotFound):
-		return m.Store.GetFile(ctx, key) // loaded by a concurrent call: ask the store
+	case errors.As(err, &nu):
+		return nu.f, nil
+	case errors.Is(err, otter.ErrNotFound):
+		return m.Store.GetFile(ctx, key) // the store's own ENOTFOUND error
 	case err != nil:
 		return nil, err
 	}
@@ -120,13 +139,7 @@ func (m *Meta) GetFile(ctx context.Context, id string) (*coffer.File, error) {
 
 // GetBucket answers from the cache.
 func (m *Meta) GetBucket(ctx context.Context, id string) (*coffer.Bucket, error) {
-	b, err := m.buckets.Get(ctx, id, otter.LoaderFunc[string, *coffer.Bucket](func(ctx context.Context, id string) (*coffer.Bucket, error) {
-		b, err := m.Store.GetBucket(ctx, id)
-		if coffer.ErrorCode(err) == coffer.ENOTFOUND {
-			return nil, otter.ErrNotFound
-		}
-		return b, err
-	}))
+	b, err := m.buckets.Get(ctx, id, m.bucketLoader)
 	if errors.Is(err, otter.ErrNotFound) {
 		return m.Store.GetBucket(ctx, id) // the store's own ENOTFOUND error
 	}
