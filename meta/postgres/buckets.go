@@ -46,12 +46,18 @@ func (s *Store) CreateBucket(ctx context.Context, b *coffer.Bucket) error {
 	nb := *b
 	nb.CreatedAt = meta.Now()
 	nb.UpdatedAt = nb.CreatedAt
-	_, err := s.pool.Exec(ctx, insertBucket, bucketArgs(&nb)...)
-	if pgCode(err) == uniqueViolation {
-		return coffer.Errorf(coffer.ECONFLICT, "bucket %q already exists", b.ID)
-	}
+	err := s.txEmit(ctx, "create bucket", func(tx pgx.Tx, emit emitFunc) error {
+		_, err := tx.Exec(ctx, insertBucket, bucketArgs(&nb)...)
+		if pgCode(err) == uniqueViolation {
+			return coffer.Errorf(coffer.ECONFLICT, "bucket %q already exists", b.ID)
+		}
+		if err != nil {
+			return err
+		}
+		return emit(meta.BucketEvent(ctx, coffer.BucketCreated, &nb, nb.CreatedAt))
+	})
 	if err != nil {
-		return dbErr(err, "create bucket")
+		return err
 	}
 	b.CreatedAt, b.UpdatedAt = nb.CreatedAt, nb.UpdatedAt
 	return nil
@@ -108,7 +114,7 @@ func (s *Store) UpdateBucket(ctx context.Context, id string, u coffer.BucketUpda
 // DeleteBucket removes an empty bucket. ENOTFOUND if missing, ECONFLICT if it still
 // holds files (uploaded or not), also when a file is inserted concurrently.
 func (s *Store) DeleteBucket(ctx context.Context, id string) error {
-	return s.tx(ctx, "delete bucket", func(tx pgx.Tx) error {
+	return s.txEmit(ctx, "delete bucket", func(tx pgx.Tx, emit emitFunc) error {
 		var used bool
 		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM files WHERE bucket_id = $1)`, id).Scan(&used)
 		if err != nil {
@@ -117,13 +123,15 @@ func (s *Store) DeleteBucket(ctx context.Context, id string) error {
 		if used {
 			return coffer.Errorf(coffer.ECONFLICT, "bucket %q is not empty", id)
 		}
-		tag, err := tx.Exec(ctx, `DELETE FROM buckets WHERE id = $1`, id)
+		b, err := scanBucket(tx.QueryRow(ctx, `DELETE FROM buckets WHERE id = $1 RETURNING `+bucketCols, id))
 		switch {
 		case pgCode(err) == foreignKeyViolation: // a file was inserted since the check
 			return coffer.Errorf(coffer.ECONFLICT, "bucket %q is not empty", id)
-		case err == nil && tag.RowsAffected() == 0:
+		case errors.Is(err, pgx.ErrNoRows):
 			return bucketNotFound(id)
+		case err != nil:
+			return err
 		}
-		return err
+		return emit(meta.BucketEvent(ctx, coffer.BucketDeleted, b, meta.Now()))
 	})
 }

@@ -95,7 +95,7 @@ func (s *Store) UpdateFile(ctx context.Context, id string, u coffer.FileUpdate) 
 		return nil, fileNotFound(id)
 	}
 	var after *coffer.File
-	err := s.tx(ctx, "update file", func(tx pgx.Tx) error {
+	err := s.txEmit(ctx, "update file", func(tx pgx.Tx, emit emitFunc) error {
 		before, err := getFile(ctx, tx, cid, " FOR UPDATE")
 		if err != nil {
 			return err
@@ -103,7 +103,10 @@ func (s *Store) UpdateFile(ctx context.Context, id string, u coffer.FileUpdate) 
 		if after, err = meta.ApplyUpdate(before, u, meta.Now()); err != nil {
 			return err
 		}
-		return updateFile(ctx, tx, after)
+		if err := updateFile(ctx, tx, after); err != nil {
+			return err
+		}
+		return emit(meta.FileEvent(ctx, coffer.FileMetadataUpdated, before, after, after.UpdatedAt))
 	})
 	if err != nil {
 		return nil, err
@@ -117,12 +120,20 @@ func (s *Store) DeleteFile(ctx context.Context, id string) (*coffer.File, error)
 	if !ok {
 		return nil, fileNotFound(id)
 	}
-	f, err := scanFile(s.pool.QueryRow(ctx, `DELETE FROM files WHERE id = $1 RETURNING `+fileCols, cid))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fileNotFound(id)
-	}
+	var f *coffer.File
+	err := s.txEmit(ctx, "delete file", func(tx pgx.Tx, emit emitFunc) error {
+		var err error
+		f, err = scanFile(tx.QueryRow(ctx, `DELETE FROM files WHERE id = $1 RETURNING `+fileCols, cid))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fileNotFound(id)
+		}
+		if err != nil || !f.IsUploaded {
+			return err
+		}
+		return emit(meta.FileEvent(ctx, coffer.FileDeleted, f, nil, meta.Now()))
+	})
 	if err != nil {
-		return nil, dbErr(err, "delete file")
+		return nil, err
 	}
 	return f, nil
 }

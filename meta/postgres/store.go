@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/meta"
@@ -14,6 +15,8 @@ import (
 // Store is the PostgreSQL metadata store. It is safe for concurrent use.
 type Store struct {
 	pool *pgxpool.Pool
+	// onEvent runs after a transaction that stored a webhook event commits.
+	onEvent atomic.Pointer[func()]
 }
 
 var _ meta.Store = (*Store)(nil)

@@ -68,7 +68,7 @@ func (s *Store) CommitUpload(ctx context.Context, id, blobKey string, u coffer.F
 	if !ok {
 		return nil, nil, fileNotFound(id)
 	}
-	err = s.tx(ctx, "commit upload", func(tx pgx.Tx) error {
+	err = s.txEmit(ctx, "commit upload", func(tx pgx.Tx, emit emitFunc) error {
 		var err error
 		if before, err = getFile(ctx, tx, cid, " FOR UPDATE"); err != nil {
 			return err
@@ -79,7 +79,10 @@ func (s *Store) CommitUpload(ctx context.Context, id, blobKey string, u coffer.F
 		if err := deleteIntent(ctx, tx, blobKey); err != nil {
 			return err
 		}
-		return updateFile(ctx, tx, after)
+		if err := updateFile(ctx, tx, after); err != nil {
+			return err
+		}
+		return emit(meta.ReplaceEvent(ctx, before, after, after.UpdatedAt))
 	})
 	if err != nil {
 		return nil, nil, err
@@ -102,12 +105,15 @@ func (s *Store) CreateFiles(ctx context.Context, files []*coffer.File) error {
 		row.IsUploaded = true
 		rows[i] = row
 	}
-	err := s.tx(ctx, "create files", func(tx pgx.Tx) error {
+	err := s.txEmit(ctx, "create files", func(tx pgx.Tx, emit emitFunc) error {
 		for _, row := range rows {
 			if err := insertFile(ctx, tx, row); err != nil {
 				return err
 			}
 			if err := deleteIntent(ctx, tx, row.BlobKey); err != nil {
+				return err
+			}
+			if err := emit(meta.FileEvent(ctx, coffer.FileCreated, nil, row, now)); err != nil {
 				return err
 			}
 		}

@@ -54,12 +54,15 @@ func (s *Store) CreateBucket(ctx context.Context, b *coffer.Bucket) error {
 	nb := *b
 	nb.CreatedAt = meta.Now()
 	nb.UpdatedAt = nb.CreatedAt
-	err := s.write(ctx, "create bucket", func(tx *sql.Tx) error {
+	err := s.writeEmit(ctx, "create bucket", func(tx *sql.Tx, emit emitFunc) error {
 		_, err := tx.ExecContext(ctx, insertBucket, bucketArgs(&nb)...)
 		if isUnique(err) {
 			return coffer.Errorf(coffer.ECONFLICT, "bucket %q already exists", b.ID)
 		}
-		return err
+		if err != nil {
+			return err
+		}
+		return emit(meta.BucketEvent(ctx, coffer.BucketCreated, &nb, nb.CreatedAt))
 	})
 	if err == nil {
 		b.CreatedAt, b.UpdatedAt = nb.CreatedAt, nb.UpdatedAt
@@ -123,7 +126,7 @@ func (s *Store) UpdateBucket(ctx context.Context, id string, u coffer.BucketUpda
 // DeleteBucket removes an empty bucket. ENOTFOUND if missing, ECONFLICT if it still
 // holds files (uploaded or not).
 func (s *Store) DeleteBucket(ctx context.Context, id string) error {
-	return s.write(ctx, "delete bucket", func(tx *sql.Tx) error {
+	return s.writeEmit(ctx, "delete bucket", func(tx *sql.Tx, emit emitFunc) error {
 		var used bool
 		err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM files WHERE bucket_id = ?)`, id).Scan(&used)
 		if err != nil {
@@ -132,14 +135,13 @@ func (s *Store) DeleteBucket(ctx context.Context, id string) error {
 		if used {
 			return coffer.Errorf(coffer.ECONFLICT, "bucket %q is not empty", id)
 		}
-		res, err := tx.ExecContext(ctx, `DELETE FROM buckets WHERE id = ?`, id)
+		b, err := scanBucket(tx.QueryRowContext(ctx, `DELETE FROM buckets WHERE id = ? RETURNING `+bucketCols, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return bucketNotFound(id)
+		}
 		if err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		if err == nil && n == 0 {
-			err = bucketNotFound(id)
-		}
-		return err
+		return emit(meta.BucketEvent(ctx, coffer.BucketDeleted, b, meta.Now()))
 	})
 }

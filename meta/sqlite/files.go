@@ -97,7 +97,7 @@ func (s *Store) UpdateFile(ctx context.Context, id string, u coffer.FileUpdate) 
 		return nil, fileNotFound(id)
 	}
 	var after *coffer.File
-	err := s.write(ctx, "update file", func(tx *sql.Tx) error {
+	err := s.writeEmit(ctx, "update file", func(tx *sql.Tx, emit emitFunc) error {
 		before, err := getFile(ctx, tx, cid)
 		if err != nil {
 			return err
@@ -105,7 +105,10 @@ func (s *Store) UpdateFile(ctx context.Context, id string, u coffer.FileUpdate) 
 		if after, err = meta.ApplyUpdate(before, u, meta.Now()); err != nil {
 			return err
 		}
-		return updateFile(ctx, tx, after)
+		if err := updateFile(ctx, tx, after); err != nil {
+			return err
+		}
+		return emit(meta.FileEvent(ctx, coffer.FileMetadataUpdated, before, after, after.UpdatedAt))
 	})
 	if err != nil {
 		return nil, err
@@ -120,13 +123,16 @@ func (s *Store) DeleteFile(ctx context.Context, id string) (*coffer.File, error)
 		return nil, fileNotFound(id)
 	}
 	var f *coffer.File
-	err := s.write(ctx, "delete file", func(tx *sql.Tx) error {
+	err := s.writeEmit(ctx, "delete file", func(tx *sql.Tx, emit emitFunc) error {
 		var err error
 		f, err = scanFile(tx.QueryRowContext(ctx, `DELETE FROM files WHERE id = ? RETURNING `+fileCols, cid))
 		if errors.Is(err, sql.ErrNoRows) {
 			return fileNotFound(id)
 		}
-		return err
+		if err != nil || !f.IsUploaded {
+			return err
+		}
+		return emit(meta.FileEvent(ctx, coffer.FileDeleted, f, nil, meta.Now()))
 	})
 	if err != nil {
 		return nil, err

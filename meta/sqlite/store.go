@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"net/url"
+	"sync/atomic"
 	"time"
 
 	"github.com/coffer/coffer"
@@ -18,6 +19,8 @@ type Store struct {
 	db *sql.DB
 	// wsem serialises this process's write transactions (capacity 1).
 	wsem chan struct{}
+	// onEvent runs after a transaction that stored a webhook event commits.
+	onEvent atomic.Pointer[func()]
 }
 
 var _ meta.Store = (*Store)(nil)
