@@ -36,7 +36,7 @@ func (s *Service) CreateBucket(ctx context.Context, p *coffer.Principal, id stri
 	if err := b.Validate(); err != nil {
 		return nil, err
 	}
-	if err := s.meta.CreateBucket(ctx, b); err != nil {
+	if err := s.meta.CreateBucket(coffer.WithActor(ctx, p), b); err != nil {
 		return nil, err
 	}
 	return b, nil
@@ -63,5 +63,5 @@ func (s *Service) DeleteBucket(ctx context.Context, p *coffer.Principal, id stri
 	if id == coffer.DefaultBucketID {
 		return coffer.Errorf(coffer.ECONFLICT, "the default bucket cannot be deleted")
 	}
-	return s.meta.DeleteBucket(ctx, id)
+	return s.meta.DeleteBucket(coffer.WithActor(ctx, p), id)
 }

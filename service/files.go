@@ -89,7 +89,7 @@ func (s *Service) DeleteFile(ctx context.Context, p *coffer.Principal, id string
 	if _, err := s.allowed(p, b, old, access.Delete); err != nil {
 		return err
 	}
-	f, err := s.meta.DeleteFile(ctx, old.ID)
+	f, err := s.meta.DeleteFile(coffer.WithActor(ctx, p), old.ID)
 	if err != nil {
 		if coffer.ErrorCode(err) == coffer.ENOTFOUND {
 			return errFileNotFound()
@@ -132,7 +132,7 @@ func (s *Service) UpdateFile(ctx context.Context, p *coffer.Principal, id string
 		return nil, err
 	}
 	u.IfBlobKey = &old.BlobKey
-	f, err := s.meta.UpdateFile(ctx, old.ID, u)
+	f, err := s.meta.UpdateFile(coffer.WithActor(ctx, p), old.ID, u)
 	if coffer.ErrorCode(err) == coffer.ECONFLICT {
 		return nil, coffer.Errorf(coffer.ECONFLICT, "the file was replaced concurrently; retry")
 	}

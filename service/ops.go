@@ -166,7 +166,7 @@ func (s *Service) DeleteBrokenMetadata(ctx context.Context, p *coffer.Principal)
 		if _, err := s.blobs.Stat(ctx, cur.BlobKey); cur.BlobKey != f.BlobKey || coffer.ErrorCode(err) != coffer.ENOTFOUND {
 			continue
 		}
-		if _, err := s.meta.DeleteFile(ctx, f.ID); err != nil && coffer.ErrorCode(err) != coffer.ENOTFOUND {
+		if _, err := s.meta.DeleteFile(coffer.WithActor(ctx, p), f.ID); err != nil && coffer.ErrorCode(err) != coffer.ENOTFOUND {
 			return deleted, err
 		}
 		deleted = append(deleted, f)

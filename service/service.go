@@ -64,6 +64,7 @@ type Service struct {
 	log      *slog.Logger
 	now      func() time.Time
 	rules    atomic.Pointer[access.RuleSet]
+	webhooks *Webhooks // nil: webhook administration is off
 }
 
 // New returns a Service over the given stores.

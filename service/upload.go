@@ -163,7 +163,7 @@ func (u *Upload) Commit(ctx context.Context) ([]*coffer.File, error) {
 		}
 		files[i] = f
 	}
-	if err := u.s.meta.CreateFiles(ctx, files); err != nil {
+	if err := u.s.meta.CreateFiles(coffer.WithActor(ctx, u.p), files); err != nil {
 		return nil, err
 	}
 	u.done = true
@@ -229,7 +229,7 @@ func (u *Upload) commitReplace(ctx context.Context) (*coffer.File, error) {
 	if err := checkNew(u.p, u.perm, &projected, access.Replace); err != nil {
 		return nil, err
 	}
-	_, after, err := u.s.meta.CommitUpload(ctx, u.replaceID, it.blobKey, upd)
+	_, after, err := u.s.meta.CommitUpload(coffer.WithActor(ctx, u.p), u.replaceID, it.blobKey, upd)
 	if err != nil {
 		if coffer.ErrorCode(err) == coffer.ECONFLICT {
 			return nil, coffer.Errorf(coffer.ECONFLICT, "the file was replaced or deleted concurrently; retry")
