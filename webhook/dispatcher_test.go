@@ -204,7 +204,10 @@ func TestDeliversEveryCommittedChangeOnce(t *testing.T) {
 	if _, err := s.DeleteFile(ctx, f.ID); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "3 deliveries", func() bool { ds := deliveries(t, s, sub.ID); return len(ds) == 3 && allIn(ds, coffer.DeliveryDelivered) })
+	waitFor(t, "3 deliveries", func() bool {
+		ds := deliveries(t, s, sub.ID)
+		return len(ds) == 3 && allIn(ds, coffer.DeliveryDelivered)
+	})
 	time.Sleep(50 * time.Millisecond) // nothing else may arrive
 	evs, hdrs := rcv.got()
 	want := []coffer.EventType{coffer.FileCreated, coffer.FileMetadataUpdated, coffer.FileDeleted}
