@@ -108,6 +108,13 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /v1/rules", h.getRules)
 	m.HandleFunc("PUT /v1/rules", h.putRules)
 
+	m.HandleFunc("GET /v1/webhooks", h.listWebhooks)
+	m.HandleFunc("POST /v1/webhooks", h.createWebhook)
+	m.HandleFunc("GET /v1/webhooks/{id}", h.getWebhook)
+	m.HandleFunc("DELETE /v1/webhooks/{id}", h.deleteWebhook)
+	m.HandleFunc("GET /v1/webhooks/{id}/deliveries", h.listDeliveries)
+	m.HandleFunc("POST /v1/webhooks/{id}/deliveries/{delivery}/redeliver", h.redeliver)
+
 	m.HandleFunc("POST /v1/ops/list-orphans", h.listOrphans)
 	m.HandleFunc("POST /v1/ops/delete-orphans", h.deleteOrphans)
 	m.HandleFunc("POST /v1/ops/list-broken-metadata", h.listBrokenMetadata)

@@ -45,6 +45,7 @@ type envOptions struct {
 	rules     string // rules document
 	readIdle  time.Duration
 	images    bool // install the libvips engine
+	webhooks  bool // run a webhook dispatcher that may reach loopback
 }
 
 // newEnv starts the real handler over SQLite and disk blobs in a temp dir, on loopback.
@@ -89,6 +90,9 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 		}
 		t.Cleanup(func() { engine.Close() })
 		svc.UseImages(engine)
+	}
+	if o.webhooks {
+		startWebhooks(t, svc, m)
 	}
 	if o.rules != "" {
 		if err := svc.LoadRules(ctx, []byte(o.rules)); err != nil {

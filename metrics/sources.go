@@ -4,6 +4,7 @@ import (
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/meta"
+	"github.com/coffer/coffer/webhook"
 )
 
 // Sources are the components whose counters the metrics report; nil ones are skipped.
@@ -14,6 +15,7 @@ type Sources struct {
 	Variants *cache.Variants // transformed images
 	Blobs    *blob.Store     // blob store calls and bytes
 	Bus      *cache.Bus      // cross-node invalidations
+	Webhooks *webhook.Stats  // webhook delivery attempts
 	// Images reports the image worker pool: waiting requests and busy workers.
 	Images func() (queued, busy int)
 }
@@ -49,6 +51,13 @@ func (m *Metrics) Watch(src Sources) {
 			Counter("coffer_invalidations_received_total", "Invalidations received from the database.", func() float64 { return float64(bus.Notifications()) }),
 			Counter("coffer_invalidation_bus_reconnects_total", "Times the invalidation listener reconnected (each flushes the caches).", func() float64 { return float64(bus.Reconnects()) }),
 			Gauge("coffer_invalidation_bus_connected", "1 while the invalidation listener is connected.", func() float64 { return b2f(bus.Connected()) }))
+	}
+	if w := src.Webhooks; w != nil {
+		m.Register(
+			Counter("coffer_webhook_delivered_total", "Webhook deliveries answered with 2xx.", func() float64 { return float64(w.Delivered.Load()) }),
+			Counter("coffer_webhook_failed_attempts_total", "Webhook attempts that failed and will be retried.", func() float64 { return float64(w.Failed.Load()) }),
+			Counter("coffer_webhook_dead_total", "Webhook deliveries that failed their last attempt.", func() float64 { return float64(w.Dead.Load()) }),
+			Gauge("coffer_webhook_in_flight", "Webhook attempts running on this node.", func() float64 { return float64(w.InFlight.Load()) }))
 	}
 	if src.Images != nil {
 		m.Register(

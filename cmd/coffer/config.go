@@ -42,6 +42,7 @@ type serveConfig struct {
 	ImageMaxBytes    int64
 	VariantCacheSize int64
 	VariantsPerFile  int
+	Webhooks         webhookConfig
 }
 
 func (c *serveConfig) storeFlags(fs *pflag.FlagSet) {
@@ -79,6 +80,7 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.ImageMaxBytes, "image-max-bytes", icfg.MaxSourceBytes, "largest source image file (bytes) that is transformed")
 	fs.Int64Var(&c.VariantCacheSize, "variant-cache-size", 64<<20, "bytes of transformed images kept in memory (they are also kept in the blob store); 0 disables the memory tier")
 	fs.IntVar(&c.VariantsPerFile, "variants-per-file", 20, "transformed variants kept in the blob store per file; more are kept in memory only")
+	c.Webhooks.flags(fs)
 	fs.DurationVar(&c.StaleUploadAfter, "stale-upload-after", 24*time.Hour, "an unfinished upload older than this is abandoned (PostgreSQL; with SQLite all are at start)")
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/coffer/coffer/meta/sqlite"
 	"github.com/coffer/coffer/metrics"
 	"github.com/coffer/coffer/service"
+	"github.com/coffer/coffer/webhook"
 )
 
 // stores are the opened backends. meta is the cached, counted store the service uses;
@@ -40,6 +41,8 @@ type stores struct {
 	cache *cache.Meta
 	blobs *blob.Store
 	lock  *os.File
+	// outbox is the database's webhook outbox (the uncached store).
+	outbox meta.Outbox
 }
 
 func (s *stores) Close() error {
@@ -92,6 +95,7 @@ func (st *stores) openMeta(ctx context.Context, c *serveConfig) error {
 	if err != nil {
 		return fmt.Errorf("metadata store: %w", err)
 	}
+	st.outbox = st.meta.(meta.Outbox)
 	type migrator interface{ Migrate(context.Context) error }
 	if err := st.meta.(migrator).Migrate(ctx); err != nil {
 		return fmt.Errorf("migrations: %w", err)
@@ -199,6 +203,10 @@ type server struct {
 	authn  *auth.Authenticator
 	bus    *cache.Bus // nil on SQLite: one node, nothing to hear
 	images *vips.Engine
+	// webhooks delivers this node's share of the outbox; webhooksDone closes when it
+	// has stopped.
+	webhooks     *webhook.Dispatcher
+	webhooksDone <-chan struct{}
 }
 
 func newServer(ctx context.Context, c *serveConfig, log *slog.Logger) (*server, error) {
@@ -232,6 +240,9 @@ func (s *server) build(ctx context.Context) error {
 	}
 	svc.UseImages(s.images)
 	s.st.cache.OnRulesChanged(func() { svc.ReloadRules(context.Background()) })
+	if err := s.buildWebhooks(svc); err != nil {
+		return err
+	}
 	if !c.usesSQLite() {
 		s.bus = cache.NewBus(c.DatabaseURL, s.st.cache, s.log)
 	}
@@ -259,7 +270,7 @@ func (s *server) build(ctx context.Context) error {
 	hcfg.Metrics = metrics.New()
 	pool := s.images.Pool()
 	hcfg.Metrics.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: svc.Content(), Variants: svc.Variants(),
-		Blobs: s.st.blobs, Bus: s.bus, Images: func() (int, int) { return pool.Queued(), pool.Busy() }})
+		Blobs: s.st.blobs, Bus: s.bus, Webhooks: &s.webhooks.Stats, Images: func() (int, int) { return pool.Queued(), pool.Busy() }})
 	h, err := httpapi.New(hcfg, svc, authn, signer, s.log)
 	if err != nil {
 		return err
@@ -294,6 +305,7 @@ func (s *server) run(ctx context.Context) error {
 	if s.bus != nil {
 		go s.bus.Run(sweepCtx)
 	}
+	s.webhooksDone = s.runWebhooks(sweepCtx)
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(s.ln) }()
 	s.log.Info("coffer listening", "addr", s.ln.Addr().String(), "version", version,
@@ -330,6 +342,9 @@ func (s *server) blobKind() string {
 func (s *server) Close() error {
 	if s.sweep != nil {
 		s.sweep()
+	}
+	if s.webhooksDone != nil {
+		<-s.webhooksDone // attempts in flight record their outcome before the store closes
 	}
 	if s.authn != nil {
 		s.authn.Close()

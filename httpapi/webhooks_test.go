@@ -1,0 +1,182 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/meta/sqlite"
+	"github.com/coffer/coffer/service"
+	"github.com/coffer/coffer/webhook"
+)
+
+// startWebhooks runs a dispatcher over the env's store; only 127.0.0.0/8 is allowed
+// besides public addresses (the test receivers listen there).
+func startWebhooks(t testing.TB, svc *service.Service, m *sqlite.Store) {
+	g := webhook.NewGuard(webhook.GuardConfig{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, nil, nil)
+	cfg := webhook.DefaultConfig()
+	cfg.BackoffBase, cfg.BackoffMax, cfg.Poll = 5*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond
+	d, err := webhook.New(cfg, m, g.Client(2*time.Second), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.OnEvent(d.Wake)
+	svc.SetWebhooks(service.Webhooks{Outbox: m, CheckURL: g.CheckURL})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { d.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+type hookReceiver struct {
+	mu     sync.Mutex
+	events []coffer.Event
+	secret string
+	fail   bool
+}
+
+func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if webhook.Verify(h.secret, r.Header.Get(webhook.SignatureHeader), body, time.Now(), time.Minute) != nil {
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	var ev coffer.Event
+	_ = json.Unmarshal(body, &ev)
+	h.events = append(h.events, ev)
+	if h.fail {
+		w.WriteHeader(http.StatusInternalServerError)
+	}
+}
+
+func (h *hookReceiver) types() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []string
+	for _, ev := range h.events {
+		out = append(out, string(ev.Type)+" "+ev.Actor.Role)
+	}
+	return out
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func TestWebhookRoutesAndEvents(t *testing.T) {
+	e := newEnv(t, envOptions{webhooks: true})
+	rcv := &hookReceiver{}
+	srv := httptest.NewServer(rcv)
+	t.Cleanup(srv.Close)
+
+	mustError(t, e.do("POST", "/v1/webhooks", strings.NewReader(`{"url":"`+srv.URL+`"}`), false), http.StatusUnauthorized)
+	for body, want := range map[string]int{
+		`{"url":"http://169.254.169.254/latest"}`:              http.StatusForbidden,
+		`{"url":"http://10.1.2.3/"}`:                           http.StatusForbidden,
+		`{"url":"http://2130706433/"}`:                         http.StatusForbidden,
+		`{"url":"ftp://example.com/"}`:                         http.StatusBadRequest,
+		`{"url":"` + srv.URL + `","events":["file.exploded"]}`: http.StatusBadRequest,
+		`{"url":"` + srv.URL + `","secret":"short"}`:           http.StatusBadRequest,
+		`{"url":"` + srv.URL + `","bucketId":"../x"}`:          http.StatusBadRequest,
+		`{"url":"` + srv.URL + `","surprise":1}`:               http.StatusBadRequest,
+	} {
+		mustError(t, e.do("POST", "/v1/webhooks", strings.NewReader(body), true), want)
+	}
+	var sub coffer.Subscription
+	mustStatus(t, e.do("POST", "/v1/webhooks", strings.NewReader(`{"url":"`+srv.URL+`/hook"}`), true), http.StatusCreated, &sub)
+	if !strings.HasPrefix(sub.Secret, "whsec_") || sub.ID == "" || len(sub.Events) != 0 {
+		t.Fatalf("created %+v", sub)
+	}
+	rcv.mu.Lock()
+	rcv.secret = sub.Secret
+	rcv.mu.Unlock()
+	var list struct{ Webhooks []coffer.Subscription }
+	mustStatus(t, e.do("GET", "/v1/webhooks", nil, true), http.StatusOK, &list)
+	if len(list.Webhooks) != 1 || list.Webhooks[0].Secret != "" || list.Webhooks[0].URL != srv.URL+"/hook" {
+		t.Fatalf("list %+v", list)
+	}
+
+	changeEverything(t, e)
+	want := []string{"bucket.created admin", "file.created admin", "file.replaced admin",
+		"file.metadata_updated admin", "file.deleted admin", "bucket.deleted admin"}
+	waitUntil(t, "6 events", func() bool { return len(rcv.types()) >= len(want) })
+	time.Sleep(50 * time.Millisecond)
+	if got := rcv.types(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	checkDeliveryLog(t, e, sub.ID, rcv, len(want))
+}
+
+// changeEverything makes one change of every kind through the API, plus some that fail.
+func changeEverything(t *testing.T, e *env) {
+	mustStatus(t, e.do("POST", "/v1/buckets", strings.NewReader(`{"id":"hooked","maxUploadFileSize":100}`), true), http.StatusCreated, nil)
+	f := e.uploadOne("hooked", "a.txt", []byte("one"))
+	mustError(t, e.upload(true, part{field: "bucket-id", body: []byte("hooked")},
+		part{field: "file[]", filename: "big", body: content(500)}), http.StatusRequestEntityTooLarge)
+	body, ctype := multipartBody(part{field: "file", filename: "x", body: []byte("two")})
+	mustStatus(t, e.do("PUT", "/v1/files/"+f.ID, body, true, "Content-Type", ctype), http.StatusOK, nil)
+	mustStatus(t, e.do("PATCH", "/v1/files/"+f.ID+"/metadata", strings.NewReader(`{"metadata":{"k":1}}`), true), http.StatusOK, nil)
+	mustError(t, e.do("DELETE", "/v1/files/"+f.ID, nil, false), http.StatusNotFound)
+	mustStatus(t, e.do("DELETE", "/v1/files/"+f.ID, nil, true), http.StatusNoContent, nil)
+	mustStatus(t, e.do("DELETE", "/v1/buckets/hooked", nil, true), http.StatusNoContent, nil)
+}
+
+func checkDeliveryLog(t *testing.T, e *env, subID string, rcv *hookReceiver, n int) {
+	var log struct{ Deliveries []coffer.Delivery }
+	mustStatus(t, e.do("GET", "/v1/webhooks/"+subID+"/deliveries?state=delivered", nil, true), http.StatusOK, &log)
+	if len(log.Deliveries) != n || log.Deliveries[0].EventType != coffer.BucketDeleted || log.Deliveries[0].LastStatus != 200 {
+		t.Fatalf("delivery log %+v", log.Deliveries)
+	}
+	mustError(t, e.do("GET", "/v1/webhooks/"+subID+"/deliveries?state=lost", nil, true), http.StatusBadRequest)
+	mustError(t, e.do("GET", "/v1/webhooks/"+subID+"/deliveries?limit=0", nil, true), http.StatusBadRequest)
+	mustError(t, e.do("GET", "/v1/webhooks/nope/deliveries", nil, true), http.StatusNotFound)
+	id := log.Deliveries[0].ID
+	mustStatus(t, e.do("POST", "/v1/webhooks/"+subID+"/deliveries/"+itoa(id)+"/redeliver", nil, true), http.StatusAccepted, nil)
+	waitUntil(t, "redelivery", func() bool { return len(rcv.types()) == n+1 })
+	mustError(t, e.do("POST", "/v1/webhooks/"+subID+"/deliveries/x/redeliver", nil, true), http.StatusNotFound)
+	mustError(t, e.do("POST", "/v1/webhooks/"+subID+"/deliveries/999999/redeliver", nil, true), http.StatusNotFound)
+	mustStatus(t, e.do("DELETE", "/v1/webhooks/"+subID, nil, true), http.StatusNoContent, nil)
+	mustError(t, e.do("GET", "/v1/webhooks/"+subID, nil, true), http.StatusNotFound)
+}
+
+func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestWebhookRetriesThenDeadLetter(t *testing.T) {
+	e := newEnv(t, envOptions{webhooks: true})
+	rcv := &hookReceiver{secret: "a-secret-of-sixteen+", fail: true}
+	srv := httptest.NewServer(rcv)
+	t.Cleanup(srv.Close)
+	var sub coffer.Subscription
+	mustStatus(t, e.do("POST", "/v1/webhooks", strings.NewReader(
+		`{"url":"`+srv.URL+`","secret":"a-secret-of-sixteen+","events":["file.created"]}`), true), http.StatusCreated, &sub)
+	e.uploadOne("default", "x.txt", []byte("x"))
+	var log struct{ Deliveries []coffer.Delivery }
+	waitUntil(t, "dead letter", func() bool {
+		mustStatus(t, e.do("GET", "/v1/webhooks/"+sub.ID+"/deliveries?state=dead", nil, true), http.StatusOK, &log)
+		return len(log.Deliveries) == 1
+	})
+	if d := log.Deliveries[0]; d.Attempts != webhook.DefaultConfig().MaxAttempts || d.LastStatus != 500 {
+		t.Fatalf("dead delivery %+v", d)
+	}
+}
+
+func TestWebhooksOffAnswer501(t *testing.T) {
+	e := newEnv(t)
+	mustError(t, e.do("GET", "/v1/webhooks", nil, true), http.StatusNotImplemented)
+	mustError(t, e.do("GET", "/v1/webhooks", nil, false), http.StatusUnauthorized)
+}
