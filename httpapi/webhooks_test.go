@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -59,11 +60,15 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// types lists the events received, ordered by their time (deliveries run
+// concurrently and arrive in any order).
 func (h *hookReceiver) types() []string {
 	h.mu.Lock()
-	defer h.mu.Unlock()
+	evs := append([]coffer.Event(nil), h.events...)
+	h.mu.Unlock()
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time.Before(evs[j].Time) })
 	var out []string
-	for _, ev := range h.events {
+	for _, ev := range evs {
 		out = append(out, string(ev.Type)+" "+ev.Actor.Role)
 	}
 	return out

@@ -48,6 +48,10 @@ type Outbox interface {
 	// FinishDelivery records the outcome of claim c's attempt. It changes nothing (and
 	// returns nil) if the delivery was claimed again meanwhile or is gone.
 	FinishDelivery(ctx context.Context, c *Claim, o Outcome) error
+	// ReleaseClaims makes every leased delivery due at now, for a single node starting
+	// up: no claim can be running, so waiting for leases to end would only delay
+	// deliveries cut off by a crash. It returns how many it released.
+	ReleaseClaims(ctx context.Context, now time.Time) (int, error)
 	// Prune removes delivered and dead deliveries last updated before olderThan, and
 	// events no delivery refers to. It returns how many deliveries it removed.
 	Prune(ctx context.Context, olderThan time.Time) (int, error)

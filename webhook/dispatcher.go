@@ -28,6 +28,9 @@ type Config struct {
 	Poll             time.Duration // how often to look for due deliveries without a wake-up
 	MaxResponseBytes int64         // read (and discarded) of a receiver's answer
 	Retention        time.Duration // finished deliveries are kept this long
+	// SingleNode: no other dispatcher shares the outbox (SQLite), so leases left by a
+	// crash are released at start instead of waiting for them to end.
+	SingleNode bool
 }
 
 // DefaultConfig returns the defaults: 5 s timeout, 10 attempts with backoff from 1 s
@@ -103,6 +106,13 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	poll := time.NewTicker(d.cfg.Poll)
 	defer poll.Stop()
 	nextPrune := d.now()
+	if d.cfg.SingleNode {
+		if n, err := d.store.ReleaseClaims(ctx, d.now().UTC()); err != nil {
+			d.log.Warn("webhook: releasing claims left by a crash failed", "err", err)
+		} else if n > 0 {
+			d.log.Info("webhook: deliveries interrupted by a crash are due again", "count", n)
+		}
+	}
 	for {
 		if d.now().After(nextPrune) {
 			d.prune(ctx)

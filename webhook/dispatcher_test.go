@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -210,6 +211,17 @@ func TestDeliversEveryCommittedChangeOnce(t *testing.T) {
 	})
 	time.Sleep(50 * time.Millisecond) // nothing else may arrive
 	evs, hdrs := rcv.got()
+	// Deliveries run concurrently and are not ordered; events carry their time.
+	order := make([]int, len(evs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return evs[order[a]].Time.Before(evs[order[b]].Time) })
+	sortedEvs, sortedHdrs := make([]coffer.Event, len(evs)), make([]http.Header, len(evs))
+	for i, j := range order {
+		sortedEvs[i], sortedHdrs[i] = evs[j], hdrs[j]
+	}
+	evs, hdrs = sortedEvs, sortedHdrs
 	want := []coffer.EventType{coffer.FileCreated, coffer.FileMetadataUpdated, coffer.FileDeleted}
 	if len(evs) != len(want) {
 		t.Fatalf("receiver got %d events, want %d: %+v", len(evs), len(want), evs)

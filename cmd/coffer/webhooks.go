@@ -51,6 +51,7 @@ func (s *server) buildWebhooks(svc *service.Service) error {
 	if err != nil {
 		return err
 	}
+	dcfg.SingleNode = s.cfg.usesSQLite()
 	guard := webhook.NewGuard(gcfg, nil, nil)
 	d, err := webhook.New(dcfg, s.st.outbox, guard.Client(dcfg.Timeout), s.log)
 	if err != nil {

@@ -234,10 +234,20 @@ func testOutboxLease(t *testing.T, s meta.Store) {
 	if len(later) != 1 || later[0].Delivery.Attempts != 2 {
 		t.Fatalf("after the lease ended: %d claims (attempts %v), want 1 with attempts 2", len(later), later)
 	}
+	// A single node restarting releases every lease at once.
+	n, err := o.ReleaseClaims(t.Context(), now.Add(2*time.Minute))
+	must(t, err)
+	if n != 1 {
+		t.Fatalf("released %d claims, want 1", n)
+	}
+	if again, err = o.ClaimDeliveries(t.Context(), now.Add(2*time.Minute), now.Add(3*time.Minute), 10); err != nil || len(again) != 1 || again[0].Delivery.Attempts != 3 {
+		t.Fatalf("after release: %v %v", again, err)
+	}
+	later = again
 	// The first claimer's late outcome must not overwrite the second claim.
 	must(t, o.FinishDelivery(t.Context(), cs[0], meta.Outcome{At: now, State: coffer.DeliveryDelivered, Status: 200}))
 	d := onlyDelivery(t, o, later[0].Delivery.SubscriptionID)
-	if d.State != coffer.DeliveryPending || d.Attempts != 2 {
+	if d.State != coffer.DeliveryPending || d.Attempts != 3 {
 		t.Fatalf("stale outcome applied: %+v", d)
 	}
 }

@@ -162,7 +162,7 @@ func (s *Store) ListDeliveries(ctx context.Context, q meta.DeliveryQuery) ([]*co
 
 // Redeliver makes a delivery pending again, due at now, with a fresh attempt budget.
 func (s *Store) Redeliver(ctx context.Context, subID string, id int64, now time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE webhook_deliveries SET state = 'pending', attempts = 0,
+	tag, err := s.pool.Exec(ctx, `UPDATE webhook_deliveries SET state = 'pending', attempts = 0, claimed = false,
 		next_at = $1, updated_at = $1 WHERE id = $2 AND subscription_id = $3`, now, id, subID)
 	if err != nil {
 		return dbErr(err, "redeliver")
@@ -180,7 +180,7 @@ const claimSQL = `WITH due AS (
 		SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_at <= $1
 		ORDER BY next_at, id LIMIT $3 FOR UPDATE SKIP LOCKED),
 	claimed AS (
-		UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_at = $2, updated_at = $1
+		UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_at = $2, updated_at = $1, claimed = true
 		FROM due WHERE d.id = due.id RETURNING d.*)
 	SELECT c.id, c.subscription_id, c.event_id, c.event_type, c.state, c.attempts, c.next_at,
 		c.last_status, c.last_error, c.created_at, c.updated_at, s.url, s.secret, e.payload
@@ -213,7 +213,7 @@ func (s *Store) FinishDelivery(ctx context.Context, c *meta.Claim, o meta.Outcom
 		next = o.At
 	}
 	_, err := s.pool.Exec(ctx, `UPDATE webhook_deliveries SET state = $1, next_at = $2, last_status = $3,
-		last_error = $4, updated_at = $5 WHERE id = $6 AND attempts = $7 AND state = 'pending'`,
+		last_error = $4, updated_at = $5, claimed = false WHERE id = $6 AND attempts = $7 AND state = 'pending'`,
 		o.State, next, o.Status, o.Error, o.At, c.Delivery.ID, c.Delivery.Attempts)
 	return dbErr(err, "finish delivery")
 }
@@ -232,4 +232,14 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Time) (int, error) {
 		return err
 	})
 	return int(n), err
+}
+
+// ReleaseClaims makes every leased delivery due at now.
+func (s *Store) ReleaseClaims(ctx context.Context, now time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE webhook_deliveries SET claimed = false, next_at = $1
+		WHERE state = 'pending' AND claimed`, now)
+	if err != nil {
+		return 0, dbErr(err, "release claims")
+	}
+	return int(tag.RowsAffected()), nil
 }

@@ -187,7 +187,7 @@ func (s *Store) ListDeliveries(ctx context.Context, q meta.DeliveryQuery) ([]*co
 // Redeliver makes a delivery pending again, due at now, with a fresh attempt budget.
 func (s *Store) Redeliver(ctx context.Context, subID string, id int64, now time.Time) error {
 	err := s.write(ctx, "redeliver", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = 'pending', attempts = 0,
+		res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = 'pending', attempts = 0, claimed = 0,
 			next_at = ?, updated_at = ? WHERE id = ? AND subscription_id = ?`, micros(now), micros(now), id, subID)
 		if err != nil {
 			return err
@@ -223,7 +223,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, 
 			ids = append(ids, c.Delivery.ID)
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET attempts = attempts + 1, next_at = ?,
-			updated_at = ? WHERE id IN (?`+strings.Repeat(", ?", len(out)-1)+`)`, ids...)
+			updated_at = ?, claimed = 1 WHERE id IN (?`+strings.Repeat(", ?", len(out)-1)+`)`, ids...)
 		return err
 	})
 	return out, err
@@ -269,7 +269,7 @@ func (s *Store) FinishDelivery(ctx context.Context, c *meta.Claim, o meta.Outcom
 	}
 	return s.write(ctx, "finish delivery", func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = ?, next_at = ?, last_status = ?,
-			last_error = ?, updated_at = ? WHERE id = ? AND attempts = ? AND state = 'pending'`,
+			last_error = ?, updated_at = ?, claimed = 0 WHERE id = ? AND attempts = ? AND state = 'pending'`,
 			o.State, micros(next), o.Status, o.Error, micros(o.At), c.Delivery.ID, c.Delivery.Attempts)
 		return err
 	})
@@ -288,6 +288,20 @@ func (s *Store) Prune(ctx context.Context, olderThan time.Time) (int, error) {
 		}
 		_, err = tx.ExecContext(ctx, `DELETE FROM webhook_events WHERE created_at < ? AND NOT EXISTS
 			(SELECT 1 FROM webhook_deliveries d WHERE d.event_id = webhook_events.id)`, micros(olderThan))
+		return err
+	})
+	return int(n), err
+}
+
+// ReleaseClaims makes every leased delivery due at now.
+func (s *Store) ReleaseClaims(ctx context.Context, now time.Time) (int, error) {
+	var n int64
+	err := s.write(ctx, "release claims", func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET claimed = 0, next_at = ?
+			WHERE state = 'pending' AND claimed = 1`, micros(now))
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
 		return err
 	})
 	return int(n), err
