@@ -157,9 +157,10 @@ func (d *Dispatcher) dispatch(ctx context.Context, wg *sync.WaitGroup) int {
 	return len(claims)
 }
 
-// lease is how long a claim is held: one attempt's timeout plus a margin for
-// recording the outcome. A node that dies mid-attempt releases it when it ends.
-func (d *Dispatcher) lease() time.Duration { return d.cfg.Timeout + 30*time.Second }
+// lease is how long a claim is held: one attempt's timeout plus as much again and 5 s
+// for recording the outcome. A claim of a node that died is due again when it ends
+// (a single node releases its own at start).
+func (d *Dispatcher) lease() time.Duration { return 2*d.cfg.Timeout + 5*time.Second }
 
 func (d *Dispatcher) prune(ctx context.Context) {
 	if n, err := d.store.Prune(ctx, d.now().Add(-d.cfg.Retention)); err != nil {
@@ -183,7 +184,7 @@ func (d *Dispatcher) attempt(ctx context.Context, c *meta.Claim) {
 	default:
 		d.Stats.Failed.Add(1)
 	}
-	fctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	fctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout+5*time.Second)
 	defer cancel()
 	if err := d.store.FinishDelivery(fctx, c, o); err != nil {
 		d.log.Warn("webhook: recording a delivery outcome failed; it is retried when its lease ends",
