@@ -24,7 +24,6 @@ import (
 	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/httpapi"
 	"github.com/coffer/coffer/imaging"
-	"github.com/coffer/coffer/imaging/vips"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/meta/postgres"
 	"github.com/coffer/coffer/meta/sqlite"
@@ -198,7 +197,7 @@ type server struct {
 	sweep  context.CancelFunc // stops the sweeper and the bus
 	authn  *auth.Authenticator
 	bus    *cache.Bus // nil on SQLite: one node, nothing to hear
-	images *vips.Engine
+	images imaging.Engine
 }
 
 func newServer(ctx context.Context, c *serveConfig, log *slog.Logger) (*server, error) {
@@ -225,10 +224,8 @@ func (s *server) build(ctx context.Context) error {
 		return err
 	}
 	s.svc = svc
-	icfg := imaging.DefaultConfig()
-	icfg.Workers, icfg.Queue, icfg.MaxSourcePixels, icfg.MaxSourceBytes = c.ImageWorkers, c.ImageQueue, c.ImageMaxPixels, c.ImageMaxBytes
-	if s.images, err = vips.New(icfg); err != nil {
-		return fmt.Errorf("image engine: %w", err)
+	if s.images, err = newImages(c, s.log); err != nil {
+		return err
 	}
 	svc.UseImages(s.images)
 	s.st.cache.OnRulesChanged(func() { svc.ReloadRules(context.Background()) })

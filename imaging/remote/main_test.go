@@ -113,8 +113,8 @@ func (e *fakeEngine) answer(ctx context.Context, data []byte, o imaging.Options)
 }
 
 func (e *fakeEngine) Supports(f imaging.Format) bool { return f == imaging.JPEG || f == imaging.PNG }
-func (e *fakeEngine) Pool() *imaging.Pool             { return e.pool }
-func (e *fakeEngine) Close() error                    { e.pool.Close(); return nil }
+func (e *fakeEngine) Pool() *imaging.Pool            { return e.pool }
+func (e *fakeEngine) Close() error                   { e.pool.Close(); return nil }
 
 // newFake returns an engine whose worker is this test binary acting as fakeEngine.
 func newFake(t *testing.T, workers, queue int) *Engine {
