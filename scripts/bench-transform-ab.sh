@@ -9,15 +9,14 @@
 # A binary that uses the worker needs coffer-imager next to it (scripts/build.sh DIR).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=$1 dur=$2
-shift 2
+rounds=$1 dur=$2 bin_a=$3 bin_b=$4
 command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 work=$(mktemp -d /tmp/coffer-transform-ab.XXXXXX)
 pid=
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-"$1" bench --fixtures-dir "$work/fx" >/dev/null
+"$bin_a" bench --fixtures-dir "$work/fx" >/dev/null 2>&1
 jpeg=$work/fx/bench-image-4000x3000.jpg
 rss() { awk '/^VmRSS/{print $2}' "/proc/$1/status"; }
 kids_rss() { local s=0 k; for k in $(cat /proc/"$1"/task/*/children); do s=$((s + $(rss "$k"))); done; echo $s; }
@@ -43,8 +42,8 @@ run() { # binary label
   echo "$2 hwm server $(awk '/^VmHWM/{print $2}' /proc/$pid/status)" >>"$work/runs.txt"
   kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 }
-for r in $(seq "$rounds"); do run "$3" A; run "$4" B; echo "round $r done" >&2; done
-python3 - "$work/runs.txt" "$3" "$4" <<'PY'
+for r in $(seq "$rounds"); do run "$bin_a" A; run "$bin_b" B; echo "round $r done" >&2; done
+python3 - "$work/runs.txt" "$bin_a" "$bin_b" <<'PY'
 import statistics as st, sys
 v = {}
 for line in open(sys.argv[1]):
