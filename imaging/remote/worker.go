@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -44,7 +45,7 @@ type call struct {
 // startWorker runs the child and waits for its Hello, killing it if it does not
 // say Hello within cfg.StartTimeout.
 func startWorker(cfg Config, log *slog.Logger) (*worker, *imagerpc.Hello, error) {
-	cmd := exec.Command(cfg.Path, append(cfg.Args, workerArgs(cfg.Imaging)...)...)
+	cmd := exec.Command(cfg.Path, slices.Concat(cfg.Args, WorkerArgs(cfg.Imaging))...)
 	cmd.Env = append(append(os.Environ(), "MALLOC_ARENA_MAX=2"), cfg.Env...)
 	cmd.Stderr = cfg.stderr()
 	stdin, err := cmd.StdinPipe()
@@ -73,7 +74,7 @@ func startWorker(cfg Config, log *slog.Logger) (*worker, *imagerpc.Hello, error)
 }
 
 // workerArgs passes the limits to coffer-imager.
-func workerArgs(c imaging.Config) []string {
+func WorkerArgs(c imaging.Config) []string {
 	return []string{
 		"--workers", strconv.Itoa(c.Workers),
 		"--max-bytes", strconv.FormatInt(c.MaxSourceBytes, 10),
