@@ -73,7 +73,7 @@ func startWorker(cfg Config, log *slog.Logger) (*worker, *imagerpc.Hello, error)
 	return w, hello, nil
 }
 
-// workerArgs passes the limits to coffer-imager.
+// WorkerArgs returns the command-line flags that pass c's limits to coffer-imager.
 func WorkerArgs(c imaging.Config) []string {
 	return []string{
 		"--workers", strconv.Itoa(c.Workers),
