@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/imaging/remote"
@@ -20,6 +22,9 @@ import (
 )
 
 func main() {
+	// Ctrl-C in a terminal and systemd's stop reach the whole process group; the
+	// server drains its requests first and then closes our stdin, which ends us.
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("process", "coffer-imager", "pid", os.Getpid())
 	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {

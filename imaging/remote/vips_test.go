@@ -147,3 +147,20 @@ func (r *slowReader) Read(p []byte) (int, error) {
 	r.off += n
 	return n, nil
 }
+
+// SIGINT and SIGTERM (Ctrl-C, systemd stop) reach the worker too; it ignores them and
+// ends when the server, done draining, closes its stdin.
+func TestRealWorkerOutlivesTermSignals(t *testing.T) {
+	e := newReal(t, nil)
+	src, o := testJPEG(t, 200, 100), imaging.Options{Width: 20}
+	if _, err := e.Transform(context.Background(), bytes.NewReader(src), o); err != nil {
+		t.Fatal(err)
+	}
+	pid := e.w.cmd.Process.Pid
+	syscall.Kill(pid, syscall.SIGINT)
+	syscall.Kill(pid, syscall.SIGTERM)
+	time.Sleep(200 * time.Millisecond)
+	if _, err := e.Transform(context.Background(), bytes.NewReader(src), o); err != nil || e.w.cmd.Process.Pid != pid {
+		t.Fatalf("after SIGINT and SIGTERM: %v (pid %d, was %d)", err, e.w.cmd.Process.Pid, pid)
+	}
+}
