@@ -20,7 +20,8 @@ import (
 // worker is one running child process and the requests in flight on it.
 type worker struct {
 	cmd       *exec.Cmd
-	stdin     io.Closer
+	stdin     io.Closer // closing it asks the child to finish and exit
+	stdout    io.Closer
 	fw        *frameWriter
 	log       *slog.Logger
 	limits    imaging.Config
@@ -48,26 +49,27 @@ func startWorker(cfg Config, log *slog.Logger) (*worker, *imagerpc.Hello, error)
 	cmd := exec.Command(cfg.Path, slices.Concat(cfg.Args, WorkerArgs(cfg.Imaging))...)
 	cmd.Env = append(append(os.Environ(), "MALLOC_ARENA_MAX=2"), cfg.Env...)
 	cmd.Stderr = cfg.stderr()
-	stdin, err := cmd.StdinPipe()
+	p, err := newPipes(cmd)
 	if err != nil {
 		return nil, nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	err = cmd.Start()
+	p.started(err == nil)
 	if err != nil {
-		return nil, nil, err
-	}
-	if err := cmd.Start(); err != nil {
 		return nil, nil, err
 	}
 	w := &worker{
-		cmd: cmd, stdin: stdin, fw: &frameWriter{w: stdin}, log: log, calls: make(map[uint64]*call),
+		cmd: cmd, stdin: p.stdin, stdout: p.stdout, fw: &frameWriter{w: p.stdin}, log: log, calls: make(map[uint64]*call),
 		exited: make(chan struct{}), limits: cfg.Imaging, maxResult: int(5*cfg.Imaging.MaxOutputPixels + 1<<20),
 	}
-	fr := &frameReader{r: stdout}
+	fr := &frameReader{r: p.stdout}
 	hello, err := w.awaitHello(fr, cfg.StartTimeout)
 	if err != nil {
 		cmd.Process.Kill()
-		return nil, nil, fmt.Errorf("%s: %w (%v)", cfg.Path, err, cmd.Wait())
+		err = fmt.Errorf("%s: %w (%v)", cfg.Path, err, cmd.Wait())
+		p.stdin.Close()
+		p.stdout.Close()
+		return nil, nil, err
 	}
 	go w.readLoop(fr)
 	return w, hello, nil
@@ -125,6 +127,7 @@ func (w *worker) readLoop(fr *frameReader) {
 	}
 	w.stdin.Close()
 	waitErr := w.cmd.Wait()
+	w.stdout.Close()
 	w.fail(fmt.Errorf("%w: %s", errWorkerDied, exitString(waitErr)))
 }
 
