@@ -19,6 +19,7 @@ import (
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/imaging/remote"
 	"github.com/coffer/coffer/imaging/vips"
+	"golang.org/x/sys/unix"
 )
 
 func main() {
@@ -69,5 +70,24 @@ func run(cfg imaging.Config, log *slog.Logger) error {
 	if !e.Supports(imaging.JPEG) {
 		return fmt.Errorf("libvips did not start (built with -tags novips, or the library is broken)")
 	}
-	return remote.Serve(os.Stdin, os.Stdout, e, cfg.MaxSourceBytes, log)
+	out, err := privateStdout()
+	if err != nil {
+		return err
+	}
+	return remote.Serve(os.Stdin, out, e, cfg.MaxSourceBytes, log)
+}
+
+// privateStdout moves the protocol off file descriptor 1: it returns a new
+// descriptor for the pipe to the server and points 1 at stderr, so anything a C
+// library prints to stdout lands in the logs instead of corrupting the frames.
+func privateStdout() (*os.File, error) {
+	fd, err := unix.Dup(1)
+	if err != nil {
+		return nil, fmt.Errorf("dup stdout: %w", err)
+	}
+	unix.CloseOnExec(fd)
+	if err := unix.Dup3(2, 1, 0); err != nil {
+		return nil, fmt.Errorf("stdout to stderr: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "server"), nil
 }

@@ -1,6 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/coffer/coffer/imaging"
@@ -34,5 +39,30 @@ func TestParseFlagsFromServer(t *testing.T) {
 	c.Queue = 1024
 	if cfg != c {
 		t.Errorf("cfg = %+v, want %+v", cfg, c)
+	}
+}
+
+// After privateStdout, a stray print to stdout (as a C library might do) goes to
+// stderr, and only what is written to the returned file reaches the server.
+func TestPrivateStdout(t *testing.T) {
+	if os.Getenv("COFFER_IMAGER_STDOUT_TEST") == "1" {
+		out, err := privateStdout()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("stray print")
+		out.WriteString("frames only")
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestPrivateStdout$")
+	cmd.Env = append(os.Environ(), "COFFER_IMAGER_STDOUT_TEST=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	if stdout.String() != "frames only" || !strings.Contains(stderr.String(), "stray print") {
+		t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
 	}
 }
