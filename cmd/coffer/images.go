@@ -77,3 +77,11 @@ func formats(e imaging.Engine) string {
 	}
 	return strings.Join(out, ",")
 }
+
+// workerStarts returns the worker start counter of e, nil if e has no worker.
+func workerStarts(e imaging.Engine) func() int64 {
+	if r, ok := e.(*remote.Engine); ok {
+		return r.Starts
+	}
+	return nil
+}

@@ -256,7 +256,8 @@ func (s *server) build(ctx context.Context) error {
 	hcfg.Metrics = metrics.New()
 	pool := s.images.Pool()
 	hcfg.Metrics.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: svc.Content(), Variants: svc.Variants(),
-		Blobs: s.st.blobs, Bus: s.bus, Images: func() (int, int) { return pool.Queued(), pool.Busy() }})
+		Blobs: s.st.blobs, Bus: s.bus, Images: func() (int, int) { return pool.Queued(), pool.Busy() },
+		ImageWorkerStarts: workerStarts(s.images)})
 	h, err := httpapi.New(hcfg, svc, authn, signer, s.log)
 	if err != nil {
 		return err

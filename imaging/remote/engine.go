@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coffer/coffer"
@@ -56,7 +57,7 @@ type Engine struct {
 	mu     sync.Mutex // guards w and closed; held while a worker starts
 	w      *worker
 	closed bool
-	starts int // workers started (probe excluded), for tests
+	starts atomic.Int64 // workers started (the probe excluded)
 }
 
 var _ imaging.Engine = (*Engine)(nil)
@@ -121,13 +122,18 @@ func (e *Engine) worker() (*worker, error) {
 		return nil, coffer.Internal(err, "image worker did not start")
 	}
 	e.w = w
-	e.starts++
+	e.starts.Add(1)
 	e.log.Info("image worker started", "pid", w.cmd.Process.Pid, "workers", e.cfg.Imaging.Workers)
 	return w, nil
 }
 
 // Supports reports whether the worker writes format f.
 func (e *Engine) Supports(f imaging.Format) bool { return e.formats[f] }
+
+// Starts returns how many worker processes have started (the check in New
+// excluded): 1 after the first transform, and one more for each worker that died
+// and was replaced. A counter for metrics.
+func (e *Engine) Starts() int64 { return e.starts.Load() }
 
 // Pool returns the worker pool, for its Busy and Queued gauges.
 func (e *Engine) Pool() *imaging.Pool { return e.pool }

@@ -161,8 +161,8 @@ func TestWorkerKilledMidRequestRestarts(t *testing.T) {
 	if err != nil || string(res.Data) != "ko" {
 		t.Fatalf("after restart: %v %v", res, err)
 	}
-	if e.w.cmd.Process.Pid == old || e.starts != 2 {
-		t.Errorf("worker not restarted: pid %d (was %d), starts %d", e.w.cmd.Process.Pid, old, e.starts)
+	if e.w.cmd.Process.Pid == old || e.Starts() != 2 {
+		t.Errorf("worker not restarted: pid %d (was %d), starts %d", e.w.cmd.Process.Pid, old, e.Starts())
 	}
 	if slices.Contains(children(t), old) {
 		t.Errorf("killed worker %d not reaped", old)

@@ -34,11 +34,18 @@ func TestImagesThroughWorker(t *testing.T) {
 	if rss := procStatus(t, p.cmd.Process.Pid, "VmRSS"); rss > 30<<20 {
 		t.Errorf("idle VmRSS %.1f MB, want <= 30 MB", float64(rss)/(1<<20))
 	}
+	const starts = "coffer_image_worker_starts_total"
+	if n := p.metric(starts); n != 0 {
+		t.Errorf("%s at idle = %v", starts, n)
+	}
 	f, err := p.uploadStream(context.Background(), "photo.jpg", bytes.NewReader(testJPEG(t, 1200, 900)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.wantImage(f.ID, 300, 225)
+	if n := p.metric(starts); n != 1 {
+		t.Errorf("%s after a transform = %v", starts, n)
+	}
 	kids := p.children()
 	if len(kids) != 1 {
 		t.Fatalf("children after a transform: %v", kids)
@@ -50,6 +57,9 @@ func TestImagesThroughWorker(t *testing.T) {
 	p.wantImage(f.ID, 200, 150) // a new size: not from the variant cache
 	if now := p.children(); len(now) != 1 || now[0] == kids[0] {
 		t.Fatalf("worker not replaced: %v (killed %d)", now, kids[0])
+	}
+	if n := p.metric(starts); n != 2 {
+		t.Errorf("%s after a restart = %v", starts, n)
 	}
 	worker := p.children()[0]
 	p.stop()
