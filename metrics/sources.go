@@ -58,7 +58,7 @@ func (m *Metrics) Watch(src Sources) {
 			Gauge("coffer_image_workers_busy", "Image workers transforming now.", func() float64 { _, b := src.Images(); return float64(b) }))
 	}
 	if src.ImageWorkerStarts != nil {
-		m.Register(Counter("coffer_image_worker_starts_total", "coffer-imager processes started: the first transform starts one, each further start replaced one that died.",
+		m.Register(Counter("coffer_image_worker_starts_total", "coffer-imager processes started: the first transform starts one, each further start replaced one that died or was stopped when idle.",
 			func() float64 { return float64(src.ImageWorkerStarts()) }))
 	}
 }

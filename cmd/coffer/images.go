@@ -26,10 +26,13 @@ func newImages(c *serveConfig, log *slog.Logger) (imaging.Engine, error) {
 	if err := icfg.Validate(); err != nil {
 		return nil, fmt.Errorf("image settings: %w", err)
 	}
+	if c.ImageWorkerIdle < 0 {
+		return nil, fmt.Errorf("--image-worker-idle must not be negative")
+	}
 	path, err := findImager(c.ImageWorker)
 	if err == nil {
 		rcfg := remote.DefaultConfig(path)
-		rcfg.Imaging, rcfg.Log = icfg, log
+		rcfg.Imaging, rcfg.Log, rcfg.IdleTimeout = icfg, log, c.ImageWorkerIdle
 		var e *remote.Engine
 		if e, err = remote.New(rcfg); err == nil {
 			log.Info("image transformations on", "worker", path, "workers", icfg.Workers, "formats", formats(e))

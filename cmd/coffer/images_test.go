@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/imaging"
@@ -54,7 +55,11 @@ func TestNewImagesWithoutWorker(t *testing.T) {
 	if n := strings.Count(logs.String(), "image transformations are off"); n != 1 {
 		t.Errorf("logged %d times:\n%s", n, logs.String())
 	}
-	c.ImageWorkers = 0
+	c.ImageWorkerIdle = -time.Second
+	if _, err := newImages(c, slog.Default()); err == nil {
+		t.Error("a negative idle timeout accepted")
+	}
+	c.ImageWorkerIdle, c.ImageWorkers = 0, 0
 	if _, err := newImages(c, slog.Default()); err == nil {
 		t.Error("invalid image settings accepted")
 	}

@@ -23,12 +23,14 @@ type Config struct {
 	Env          []string      // extra environment (tests); MALLOC_ARENA_MAX=2 is always set
 	Stderr       io.Writer     // the worker's logs; nil = os.Stderr
 	StartTimeout time.Duration // how long a starting worker may take to say Hello
+	IdleTimeout  time.Duration // stop the worker after this long without transforms; 0 = never
 	Log          *slog.Logger  // nil = slog.Default()
 }
 
-// DefaultConfig returns imaging.DefaultConfig, the binary at path and a 10 s start timeout.
+// DefaultConfig returns imaging.DefaultConfig, the binary at path, a 10 s start
+// timeout and a 5 min idle timeout.
 func DefaultConfig(path string) Config {
-	return Config{Imaging: imaging.DefaultConfig(), Path: path, StartTimeout: 10 * time.Second}
+	return Config{Imaging: imaging.DefaultConfig(), Path: path, StartTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute}
 }
 
 // Validate returns EINVALID if a field is out of range.
@@ -42,22 +44,29 @@ func (c Config) Validate() error {
 	if c.StartTimeout <= 0 {
 		return coffer.Errorf(coffer.EINVALID, "image worker start timeout must be positive")
 	}
+	if c.IdleTimeout < 0 {
+		return coffer.Errorf(coffer.EINVALID, "image worker idle timeout must not be negative")
+	}
 	return nil
 }
 
 // Engine implements imaging.Engine by sending transforms to a coffer-imager child
-// process. The child starts with the first transform and again after it dies; Close
-// stops it.
+// process. The child starts with the first transform and again after it died or was
+// stopped for being idle (IdleTimeout); Close stops it.
 type Engine struct {
 	cfg     Config
 	log     *slog.Logger
 	pool    *imaging.Pool
 	formats map[imaging.Format]bool // what the worker writes (from the probe's Hello)
 
-	mu     sync.Mutex // guards w and closed; held while a worker starts
+	mu     sync.Mutex // guards the fields below; held while a worker starts
 	w      *worker
+	users  int         // transforms between worker() and release()
+	idle   *time.Timer // stops w after IdleTimeout without users
 	closed bool
-	starts atomic.Int64 // workers started (the probe excluded)
+	// stopping counts idle workers being stopped, which Close waits for.
+	stopping sync.WaitGroup
+	starts   atomic.Int64 // workers started (the probe excluded)
 }
 
 var _ imaging.Engine = (*Engine)(nil)
@@ -100,13 +109,15 @@ func (e *Engine) Transform(ctx context.Context, src io.Reader, o imaging.Options
 		if err != nil {
 			return err
 		}
+		defer e.release()
 		res, err = w.transform(ctx, src, o.Normalize())
 		return err
 	})
 	return res, err
 }
 
-// worker returns the running child, starting one if there is none or it died.
+// worker returns the running child, starting one if there is none or it died. On
+// success the caller must call release when done with it.
 func (e *Engine) worker() (*worker, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -114,6 +125,7 @@ func (e *Engine) worker() (*worker, error) {
 		return nil, imaging.ErrClosed
 	}
 	if e.w != nil && !e.w.dead() {
+		e.users++
 		return e.w, nil
 	}
 	w, _, err := startWorker(e.cfg, e.log)
@@ -122,17 +134,50 @@ func (e *Engine) worker() (*worker, error) {
 		return nil, coffer.Internal(err, "image worker did not start")
 	}
 	e.w = w
+	e.users++
 	e.starts.Add(1)
 	e.log.Info("image worker started", "pid", w.cmd.Process.Pid, "workers", e.cfg.Imaging.Workers)
 	return w, nil
+}
+
+// release ends a use of the worker; the last one arms the idle timer.
+func (e *Engine) release() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.users--; e.users > 0 || e.cfg.IdleTimeout == 0 || e.closed {
+		return
+	}
+	if e.idle == nil {
+		e.idle = time.AfterFunc(e.cfg.IdleTimeout, e.stopIdle)
+	} else {
+		e.idle.Reset(e.cfg.IdleTimeout)
+	}
+}
+
+// stopIdle stops the worker if nothing used it since the idle timer was armed: its
+// memory (libvips, its libraries, malloc arenas) goes back to the system until the
+// next transform starts a new one.
+func (e *Engine) stopIdle() {
+	e.mu.Lock()
+	w := e.w
+	if e.users > 0 || w == nil || e.closed {
+		e.mu.Unlock()
+		return
+	}
+	e.w = nil
+	e.stopping.Add(1)
+	e.mu.Unlock()
+	defer e.stopping.Done()
+	e.log.Info("image worker idle; stopping it until the next transformation", "pid", w.cmd.Process.Pid, "idle", e.cfg.IdleTimeout.String())
+	w.stop(e.cfg.StartTimeout)
 }
 
 // Supports reports whether the worker writes format f.
 func (e *Engine) Supports(f imaging.Format) bool { return e.formats[f] }
 
 // Starts returns how many worker processes have started (the check in New
-// excluded): 1 after the first transform, and one more for each worker that died
-// and was replaced. A counter for metrics.
+// excluded): 1 after the first transform, and one more each time a transform found
+// the worker dead or stopped for being idle. A counter for metrics.
 func (e *Engine) Starts() int64 { return e.starts.Load() }
 
 // Pool returns the worker pool, for its Busy and Queued gauges.
@@ -146,10 +191,14 @@ func (e *Engine) Close() error {
 	e.closed = true
 	w := e.w
 	e.w = nil
+	if e.idle != nil {
+		e.idle.Stop()
+	}
 	e.mu.Unlock()
 	if w != nil {
 		w.stop(e.cfg.StartTimeout)
 	}
+	e.stopping.Wait()
 	return nil
 }
 

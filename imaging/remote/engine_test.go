@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"syscall"
@@ -21,7 +23,7 @@ var opts = imaging.Options{Width: 10, Height: 20, Format: imaging.PNG}
 func TestNoWorkerUntilFirstTransform(t *testing.T) {
 	before := len(children(t))
 	e := newFake(t, 1, 1)
-	if e.w != nil || len(children(t)) != before {
+	if e.workerPID() != 0 || len(children(t)) != before {
 		t.Fatalf("a worker runs before any transform: %v", children(t))
 	}
 	if !e.Supports(imaging.PNG) || e.Supports(imaging.AVIF) {
@@ -93,8 +95,8 @@ func TestSourceLimit(t *testing.T) {
 func TestInvalidOptionsNeverReachTheWorker(t *testing.T) {
 	e := newFake(t, 1, 1)
 	_, err := e.Transform(context.Background(), strings.NewReader("x"), imaging.Options{Width: -1})
-	if codeOf(err) != coffer.EINVALID || e.w != nil {
-		t.Errorf("err = %v, worker started: %v", err, e.w != nil)
+	if codeOf(err) != coffer.EINVALID || e.workerPID() != 0 {
+		t.Errorf("err = %v, worker pid %d", err, e.workerPID())
 	}
 }
 
@@ -128,11 +130,11 @@ func TestCancelReturnsAtOnceAndWorkerStaysUsable(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
 		t.Fatalf("err = %v after %v", err, time.Since(start))
 	}
-	pid := e.w.cmd.Process.Pid
+	pid := e.workerPID()
 	// The worker dropped the cancelled request, so its only worker is free again.
 	res, err := e.Transform(context.Background(), strings.NewReader("ab"), opts)
-	if err != nil || string(res.Data) != "ba" || e.w.cmd.Process.Pid != pid {
-		t.Errorf("after cancel: %v %v (pid %d, was %d)", res, err, e.w.cmd.Process.Pid, pid)
+	if err != nil || string(res.Data) != "ba" || e.workerPID() != pid {
+		t.Errorf("after cancel: %v %v (pid %d, was %d)", res, err, e.workerPID(), pid)
 	}
 }
 
@@ -141,7 +143,7 @@ func TestWorkerKilledMidRequestRestarts(t *testing.T) {
 	if _, err := e.Transform(context.Background(), strings.NewReader("warm"), opts); err != nil {
 		t.Fatal(err)
 	}
-	old := e.w.cmd.Process.Pid
+	old := e.workerPID()
 	errc := make(chan error, 1)
 	go func() { _, err := e.Transform(context.Background(), strings.NewReader("sleep:30s"), opts); errc <- err }()
 	waitFor(t, func() bool { return e.Pool().Busy() == 1 })
@@ -161,8 +163,8 @@ func TestWorkerKilledMidRequestRestarts(t *testing.T) {
 	if err != nil || string(res.Data) != "ko" {
 		t.Fatalf("after restart: %v %v", res, err)
 	}
-	if e.w.cmd.Process.Pid == old || e.Starts() != 2 {
-		t.Errorf("worker not restarted: pid %d (was %d), starts %d", e.w.cmd.Process.Pid, old, e.Starts())
+	if e.workerPID() == old || e.Starts() != 2 {
+		t.Errorf("worker not restarted: pid %d (was %d), starts %d", e.workerPID(), old, e.Starts())
 	}
 	if slices.Contains(children(t), old) {
 		t.Errorf("killed worker %d not reaped", old)
@@ -185,7 +187,7 @@ func TestCloseStopsTheWorker(t *testing.T) {
 	if _, err := e.Transform(context.Background(), strings.NewReader("x"), opts); err != nil {
 		t.Fatal(err)
 	}
-	pid := e.w.cmd.Process.Pid
+	pid := e.workerPID()
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -216,5 +218,32 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not reached within 10s")
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestIdleWorkerStopsAndComesBack(t *testing.T) {
+	exe, _ := os.Executable()
+	before := len(children(t))
+	cfg := DefaultConfig(exe)
+	cfg.Imaging.Workers, cfg.Imaging.Queue, cfg.IdleTimeout = 1, 1, 200*time.Millisecond
+	cfg.Env = []string{fakeWorkerEnv + "=1"}
+	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	// A transform longer than the idle timeout keeps its worker.
+	if _, err := e.Transform(context.Background(), strings.NewReader("sleep:400ms"), opts); err != nil {
+		t.Fatal(err)
+	}
+	pid := e.workerPID()
+	waitFor(t, func() bool { return len(children(t)) == before })
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("idle worker %d not stopped and reaped: %v", pid, err)
+	}
+	res, err := e.Transform(context.Background(), strings.NewReader("ab"), opts)
+	if err != nil || string(res.Data) != "ba" || e.Starts() != 2 {
+		t.Fatalf("after idle stop: %v %v, starts %d", res, err, e.Starts())
 	}
 }

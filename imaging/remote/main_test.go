@@ -174,3 +174,13 @@ func children(t *testing.T) []int {
 }
 
 func codeOf(err error) string { return coffer.ErrorCode(err) }
+
+// workerPID returns the running worker's pid, 0 if none.
+func (e *Engine) workerPID() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.w == nil {
+		return 0
+	}
+	return e.w.cmd.Process.Pid
+}

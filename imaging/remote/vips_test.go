@@ -97,7 +97,7 @@ func TestRealWorkerKilledThenRestarts(t *testing.T) {
 	if _, err := e.Transform(context.Background(), bytes.NewReader(src), o); err != nil {
 		t.Fatal(err)
 	}
-	old := e.w.cmd.Process.Pid
+	old := e.workerPID()
 	// Killed mid-request: the request's source stalls, so the worker holds the request
 	// (its Request frame sent) when it dies.
 	pr := &slowReader{data: src, release: make(chan struct{})}
@@ -119,7 +119,7 @@ func TestRealWorkerKilledThenRestarts(t *testing.T) {
 	if _, err := e.Transform(context.Background(), bytes.NewReader(src), o); err != nil {
 		t.Fatalf("after restart: %v", err)
 	}
-	pid := e.w.cmd.Process.Pid
+	pid := e.workerPID()
 	if pid == old {
 		t.Error("worker was not restarted")
 	}
@@ -156,11 +156,11 @@ func TestRealWorkerOutlivesTermSignals(t *testing.T) {
 	if _, err := e.Transform(context.Background(), bytes.NewReader(src), o); err != nil {
 		t.Fatal(err)
 	}
-	pid := e.w.cmd.Process.Pid
+	pid := e.workerPID()
 	syscall.Kill(pid, syscall.SIGINT)
 	syscall.Kill(pid, syscall.SIGTERM)
 	time.Sleep(200 * time.Millisecond)
-	if _, err := e.Transform(context.Background(), bytes.NewReader(src), o); err != nil || e.w.cmd.Process.Pid != pid {
-		t.Fatalf("after SIGINT and SIGTERM: %v (pid %d, was %d)", err, e.w.cmd.Process.Pid, pid)
+	if _, err := e.Transform(context.Background(), bytes.NewReader(src), o); err != nil || e.workerPID() != pid {
+		t.Fatalf("after SIGINT and SIGTERM: %v (pid %d, was %d)", err, e.workerPID(), pid)
 	}
 }
