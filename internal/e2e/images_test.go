@@ -133,3 +133,28 @@ func testJPEG(t *testing.T, w, h int) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestIdleWorkerStops: with COFFER_IMAGE_WORKER_IDLE the worker goes away after a
+// quiet spell, and the server's RSS is back near its idle size.
+func TestIdleWorkerStops(t *testing.T) {
+	if imager == "" {
+		t.Skip("libvips is not installed (pkg-config vips): no coffer-imager")
+	}
+	p := start(t, "COFFER_DATA_DIR="+t.TempDir(), "COFFER_IMAGE_WORKER_IDLE=300ms")
+	f, err := p.uploadStream(context.Background(), "photo.jpg", bytes.NewReader(testJPEG(t, 600, 400)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.wantImage(f.ID, 60, 40)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(p.children()) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("worker %v still running 10 s after the last transform", p.children())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	p.wantImage(f.ID, 30, 20)
+	if n := p.metric("coffer_image_worker_starts_total"); n != 2 {
+		t.Errorf("worker starts = %v, want 2", n)
+	}
+}
