@@ -3,8 +3,9 @@
 // geometry they produce (Options.Plan), the limits a source must respect (Config), a
 // bounded worker Pool, and the Engine interface that imaging/vips implements.
 //
-// The package is pure Go. Only imaging/vips uses cgo; a build with -tags novips gets
-// an Engine that answers every transform with coffer.ENOTIMPLEMENTED.
+// The package is pure Go. Only imaging/vips uses cgo, and only the image worker
+// coffer-imager links it: coffer serve uses imaging/remote, which runs transforms in
+// that worker process, or Disabled (501) when there is no worker.
 //
 // A request flows like this in the HTTP layer:
 //

@@ -9,7 +9,9 @@ import (
 	"github.com/coffer/coffer"
 )
 
-// Engine transforms images. imaging/vips implements it with libvips.
+// Engine transforms images. imaging/vips implements it with libvips, imaging/remote by
+// sending the work to a coffer-imager process that runs imaging/vips, and Disabled
+// by refusing it.
 type Engine interface {
 	// Transform reads one source image from src and returns it transformed by o.
 	// Formats FormatKeep and FormatAuto, if not resolved by Negotiate, mean the

@@ -18,6 +18,8 @@ type Sources struct {
 	Webhooks *webhook.Stats  // webhook delivery attempts
 	// Images reports the image worker pool: waiting requests and busy workers.
 	Images func() (queued, busy int)
+	// ImageWorkerStarts counts image worker processes started (nil: no worker).
+	ImageWorkerStarts func() int64
 }
 
 // Watch registers collectors that read src at scrape time.
@@ -63,6 +65,10 @@ func (m *Metrics) Watch(src Sources) {
 		m.Register(
 			Gauge("coffer_image_queue_depth", "Image transformations waiting for a worker.", func() float64 { q, _ := src.Images(); return float64(q) }),
 			Gauge("coffer_image_workers_busy", "Image workers transforming now.", func() float64 { _, b := src.Images(); return float64(b) }))
+	}
+	if src.ImageWorkerStarts != nil {
+		m.Register(Counter("coffer_image_worker_starts_total", "coffer-imager processes started: the first transform starts one, each further start replaced one that died or was stopped when idle.",
+			func() float64 { return float64(src.ImageWorkerStarts()) }))
 	}
 }
 

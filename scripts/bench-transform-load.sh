@@ -17,7 +17,8 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
 
-go build -o "$work/coffer" ./cmd/coffer
+./scripts/build.sh "$work"
+[ -x "$work/coffer-imager" ] || { echo "bench-transform-load.sh: needs libvips-dev for coffer-imager" >&2; exit 1; }
 "$work/coffer" bench --fixtures-dir "$work/fx" >/dev/null
 jpeg=$(ls -S "$work"/fx/*.jpg | head -n 1)
 head -c $((100 * 1024)) /dev/urandom >"$work/small.bin"

@@ -9,7 +9,8 @@
 #   100 KB file, 100 connections: nginx, coffer public bucket (anonymous), coffer
 #     private bucket with a JWT checked against an owner rule;
 #   45 MB file, 50 connections: nginx, coffer public bucket; coffer's peak RSS.
-# Also reports coffer's idle RSS right after start.
+# Also reports coffer's idle RSS right after start (the server alone: its image worker
+# starts with the first transformation, which this script does not ask for).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-3} dur=${2:-10s}
@@ -54,7 +55,7 @@ mkdir -p "$work/tmp"
 pids+=($!)
 
 # coffer: SQLite + disk, JWT (HS256) and an owner rule on bucket priv.
-go build -o "$work/coffer" ./cmd/coffer
+./scripts/build.sh "$work" # coffer, and coffer-imager next to it when libvips is installed
 cp_=$(port)
 key=compare-nginx-hs256-key-0123456789abcdef
 cat >"$work/rules.yaml" <<'RULES'

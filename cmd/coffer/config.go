@@ -40,6 +40,8 @@ type serveConfig struct {
 	ImageQueue       int
 	ImageMaxPixels   int64
 	ImageMaxBytes    int64
+	ImageWorker      string
+	ImageWorkerIdle  time.Duration
 	VariantCacheSize int64
 	VariantsPerFile  int
 	Webhooks         webhookConfig
@@ -78,6 +80,8 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.ImageQueue, "image-queue", icfg.Queue, "image transformations waiting for a worker; beyond this, 503 with Retry-After")
 	fs.Int64Var(&c.ImageMaxPixels, "image-max-pixels", icfg.MaxSourcePixels, "largest source image (width x height) that is transformed, checked before decoding")
 	fs.Int64Var(&c.ImageMaxBytes, "image-max-bytes", icfg.MaxSourceBytes, "largest source image file (bytes) that is transformed")
+	fs.StringVar(&c.ImageWorker, "image-worker", "", "the coffer-imager binary that transforms images (it links libvips; coffer does not); default: next to coffer, else on $PATH. Missing: transformations answer 501")
+	fs.DurationVar(&c.ImageWorkerIdle, "image-worker-idle", 5*time.Minute, "stop the image worker after this long without transformations (the next one starts it again); 0 = never")
 	fs.Int64Var(&c.VariantCacheSize, "variant-cache-size", 64<<20, "bytes of transformed images kept in memory (they are also kept in the blob store); 0 disables the memory tier")
 	fs.IntVar(&c.VariantsPerFile, "variants-per-file", 20, "transformed variants kept in the blob store per file; more are kept in memory only")
 	c.Webhooks.flags(fs)

@@ -24,7 +24,6 @@ import (
 	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/httpapi"
 	"github.com/coffer/coffer/imaging"
-	"github.com/coffer/coffer/imaging/vips"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/meta/postgres"
 	"github.com/coffer/coffer/meta/sqlite"
@@ -202,7 +201,7 @@ type server struct {
 	sweep  context.CancelFunc // stops the sweeper and the bus
 	authn  *auth.Authenticator
 	bus    *cache.Bus // nil on SQLite: one node, nothing to hear
-	images *vips.Engine
+	images imaging.Engine
 	// webhooks delivers this node's share of the outbox; webhooksDone closes when it
 	// has stopped.
 	webhooks     *webhook.Dispatcher
@@ -233,10 +232,8 @@ func (s *server) build(ctx context.Context) error {
 		return err
 	}
 	s.svc = svc
-	icfg := imaging.DefaultConfig()
-	icfg.Workers, icfg.Queue, icfg.MaxSourcePixels, icfg.MaxSourceBytes = c.ImageWorkers, c.ImageQueue, c.ImageMaxPixels, c.ImageMaxBytes
-	if s.images, err = vips.New(icfg); err != nil {
-		return fmt.Errorf("image engine: %w", err)
+	if s.images, err = newImages(c, s.log); err != nil {
+		return err
 	}
 	svc.UseImages(s.images)
 	s.st.cache.OnRulesChanged(func() { svc.ReloadRules(context.Background()) })
@@ -270,7 +267,8 @@ func (s *server) build(ctx context.Context) error {
 	hcfg.Metrics = metrics.New()
 	pool := s.images.Pool()
 	hcfg.Metrics.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: svc.Content(), Variants: svc.Variants(),
-		Blobs: s.st.blobs, Bus: s.bus, Webhooks: &s.webhooks.Stats, Images: func() (int, int) { return pool.Queued(), pool.Busy() }})
+		Blobs: s.st.blobs, Bus: s.bus, Webhooks: &s.webhooks.Stats, Images: func() (int, int) { return pool.Queued(), pool.Busy() },
+		ImageWorkerStarts: workerStarts(s.images)})
 	h, err := httpapi.New(hcfg, svc, authn, signer, s.log)
 	if err != nil {
 		return err

@@ -24,6 +24,8 @@
 //
 // libvips error strings become typed coffer errors here and nowhere else.
 //
-// Built with -tags novips, the package has the same New and an Engine whose
-// Transform answers coffer.ENOTIMPLEMENTED, so coffer builds without cgo.
+// Only cmd/coffer-imager links this package into a binary (coffer serve reaches it
+// through imaging/remote). Built with -tags novips, the package has the same New and
+// an Engine whose Transform answers coffer.ENOTIMPLEMENTED, so the module builds and
+// tests without cgo.
 package vips

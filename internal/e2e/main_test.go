@@ -28,7 +28,10 @@ import (
 
 const adminSecret = "e2e-admin-secret"
 
-var binary string
+var (
+	binary string // coffer
+	imager string // coffer-imager, "" without libvips
+)
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "coffer-e2e")
@@ -40,6 +43,16 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build coffer: %v\n%s", err, out)
 		os.Exit(1)
+	}
+	// The image worker goes next to coffer, where coffer looks for it, if libvips is
+	// installed; without it the image tests skip.
+	if exec.Command("pkg-config", "--exists", "vips").Run() == nil {
+		imager = filepath.Join(dir, "coffer-imager")
+		out, err := exec.Command("go", "build", "-o", imager, "github.com/coffer/coffer/cmd/coffer-imager").CombinedOutput()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "build coffer-imager: %v\n%s", err, out)
+			os.Exit(1)
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -1,0 +1,93 @@
+// Command coffer-imager is coffer's image worker: `coffer serve` starts it with the
+// first image transformation and talks to it over its stdin and stdout (frames of
+// imaging/remote/imagerpc). It runs the libvips engine of imaging/vips, so the
+// server itself never links libvips: the ~100 shared libraries libvips pulls in, and
+// any crash in a C image decoder, stay in this process. Logs go to stderr as JSON.
+//
+// It is not meant to be run by hand; its flags are the limits of imaging.Config,
+// which the server passes from its own --image-* flags.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/imaging/remote"
+	"github.com/coffer/coffer/imaging/vips"
+	"golang.org/x/sys/unix"
+)
+
+func main() {
+	// Ctrl-C in a terminal and systemd's stop reach the whole process group; the
+	// server drains its requests first and then closes our stdin, which ends us.
+	signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("process", "coffer-imager", "pid", os.Getpid())
+	cfg, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "coffer-imager:", err)
+		os.Exit(2)
+	}
+	if err := run(cfg, log); err != nil {
+		log.Error("coffer-imager stopped", "err", err)
+		os.Exit(1)
+	}
+}
+
+// parseFlags reads the limits the server passes.
+func parseFlags(args []string) (imaging.Config, error) {
+	cfg := imaging.DefaultConfig()
+	fs := flag.NewFlagSet("coffer-imager", flag.ContinueOnError)
+	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "transformations running at once")
+	fs.Int64Var(&cfg.MaxSourceBytes, "max-bytes", cfg.MaxSourceBytes, "largest source file (bytes)")
+	fs.Int64Var(&cfg.MaxSourcePixels, "max-pixels", cfg.MaxSourcePixels, "largest source width x height")
+	fs.Int64Var(&cfg.MaxOutputPixels, "max-output-pixels", cfg.MaxOutputPixels, "largest output width x height")
+	fs.IntVar(&cfg.MaxFrames, "max-frames", cfg.MaxFrames, "most frames a source may have")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	// The server's pool bounds the transforms it sends; requests it has given up on
+	// may still run here, so the queue only has to be long enough never to refuse.
+	cfg.Queue = 1024
+	return cfg, cfg.Validate()
+}
+
+// run starts libvips (refusing to say Hello if it cannot write JPEG, i.e. did not
+// start) and serves the server until it closes stdin.
+func run(cfg imaging.Config, log *slog.Logger) error {
+	e, err := vips.New(cfg)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	if !e.Supports(imaging.JPEG) {
+		return fmt.Errorf("libvips did not start (built with -tags novips, or the library is broken)")
+	}
+	out, err := privateStdout()
+	if err != nil {
+		return err
+	}
+	return remote.Serve(os.Stdin, out, e, cfg.MaxSourceBytes, log)
+}
+
+// privateStdout moves the protocol off file descriptor 1: it returns a new
+// descriptor for the pipe to the server and points 1 at stderr, so anything a C
+// library prints to stdout lands in the logs instead of corrupting the frames.
+func privateStdout() (*os.File, error) {
+	fd, err := unix.Dup(1)
+	if err != nil {
+		return nil, fmt.Errorf("dup stdout: %w", err)
+	}
+	unix.CloseOnExec(fd)
+	if err := unix.Dup3(2, 1, 0); err != nil {
+		return nil, fmt.Errorf("stdout to stderr: %w", err)
+	}
+	return os.NewFile(uintptr(fd), "server"), nil
+}

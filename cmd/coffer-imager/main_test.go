@@ -1,0 +1,68 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/imaging/remote"
+)
+
+func TestParseFlags(t *testing.T) {
+	cfg, err := parseFlags([]string{"--workers", "3", "--max-bytes", "1000", "--max-pixels", "2000", "--max-output-pixels", "3000", "--max-frames", "4"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := imaging.Config{Workers: 3, Queue: 1024, MaxSourceBytes: 1000, MaxSourcePixels: 2000, MaxOutputPixels: 3000, MaxFrames: 4}
+	if cfg != want {
+		t.Errorf("cfg = %+v, want %+v", cfg, want)
+	}
+	for _, args := range [][]string{{"--workers", "0"}, {"--bogus"}, {"extra"}} {
+		if _, err := parseFlags(args); err == nil {
+			t.Errorf("%q accepted", args)
+		}
+	}
+}
+
+// The server passes exactly the flags this worker reads.
+func TestParseFlagsFromServer(t *testing.T) {
+	c := imaging.DefaultConfig()
+	c.Workers, c.MaxSourceBytes, c.MaxFrames = 5, 12345, 7
+	cfg, err := parseFlags(remote.WorkerArgs(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Queue = 1024
+	if cfg != c {
+		t.Errorf("cfg = %+v, want %+v", cfg, c)
+	}
+}
+
+// After privateStdout, a stray print to stdout (as a C library might do) goes to
+// stderr, and only what is written to the returned file reaches the server.
+func TestPrivateStdout(t *testing.T) {
+	if os.Getenv("COFFER_IMAGER_STDOUT_TEST") == "1" {
+		out, err := privateStdout()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println("stray print")
+		out.WriteString("frames only")
+		os.Exit(0)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestPrivateStdout$")
+	cmd.Env = append(os.Environ(), "COFFER_IMAGER_STDOUT_TEST=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	if stdout.String() != "frames only" || !strings.Contains(stderr.String(), "stray print") {
+		t.Errorf("stdout %q, stderr %q", stdout.String(), stderr.String())
+	}
+}

@@ -1,0 +1,118 @@
+package remote
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/imaging/remote/imagerpc"
+)
+
+// chunkBufs holds ChunkSize buffers for streaming sources.
+var chunkBufs = sync.Pool{New: func() any { return new([ChunkSize]byte) }}
+
+// errWrite marks a failed write to the child: its stdin is gone, so it exited or
+// is exiting, and the call learns why from readLoop.
+var errWrite = errors.New("imagerpc: writing to the image worker failed")
+
+// transform runs one request on the child: it sends the options, streams src, then
+// waits for the result. When ctx ends it tells the child to cancel and returns.
+func (w *worker) transform(ctx context.Context, src io.Reader, o imaging.Options) (*imaging.Result, error) {
+	id, c, err := w.register()
+	if err != nil {
+		return nil, err
+	}
+	defer w.unregister(id)
+	req := &imagerpc.Request{Options: optionsToProto(o), SizeHint: sizeOf(src)}
+	err = w.fw.WriteFrame(&imagerpc.Frame{Id: id, Body: &imagerpc.Frame_Request{Request: req}})
+	if err == nil {
+		err = w.stream(ctx, id, c, src)
+	}
+	if err != nil && !errors.Is(err, errWrite) {
+		w.cancel(id)
+		return nil, err
+	}
+	select {
+	case <-c.done:
+		return c.result()
+	case <-ctx.Done():
+		w.cancel(id)
+		return nil, ctx.Err()
+	}
+}
+
+// register adds a call with a new id, unless the child is gone.
+func (w *worker) register() (uint64, *call, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.broken || w.calls == nil {
+		return 0, nil, died(w.err)
+	}
+	w.nextID++
+	c := &call{done: make(chan struct{})}
+	w.calls[w.nextID] = c
+	return w.nextID, c, nil
+}
+
+func (w *worker) unregister(id uint64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.calls, id) // a nil map (child gone) is fine
+}
+
+// cancel tells the child to stop working on id (best effort: it may be gone).
+func (w *worker) cancel(id uint64) {
+	_ = w.fw.WriteFrame(&imagerpc.Frame{Id: id, Body: &imagerpc.Frame_Cancel{Cancel: &imagerpc.Cancel{}}})
+}
+
+// stream sends src in chunks, the last one flagged. It refuses a source beyond
+// MaxSourceBytes (ETOOLARGE) as soon as it has read one byte too many, and stops
+// early if the call ended (the child answered or died) or ctx ended.
+func (w *worker) stream(ctx context.Context, id uint64, c *call, src io.Reader) error {
+	buf := chunkBufs.Get().(*[ChunkSize]byte)
+	defer chunkBufs.Put(buf)
+	var total int64
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		select {
+		case <-c.done:
+			return nil
+		default:
+		}
+		n, err := io.ReadFull(src, buf[:])
+		last := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !last {
+			return coffer.Internal(err, "reading the source image failed")
+		}
+		if total += int64(n); total > w.limits.MaxSourceBytes {
+			return w.limits.CheckSize(total)
+		}
+		chunk := &imagerpc.Chunk{Data: buf[:n], Last: last}
+		if err := w.fw.WriteFrame(&imagerpc.Frame{Id: id, Body: &imagerpc.Frame_Chunk{Chunk: chunk}}); err != nil {
+			return errWrite
+		}
+		if last {
+			return nil
+		}
+	}
+}
+
+// result returns the call's outcome once done is closed.
+func (c *call) result() (*imaging.Result, error) {
+	if c.err != nil {
+		return nil, c.err
+	}
+	if e := c.resp.GetError(); e != nil {
+		return nil, errorFromProto(e)
+	}
+	r := c.resp
+	return &imaging.Result{
+		Data: c.data, Format: imaging.Format(r.GetFormat()), Width: int(r.GetWidth()), Height: int(r.GetHeight()),
+		Steps: stepsFromProto(r.GetSteps()),
+	}, nil
+}

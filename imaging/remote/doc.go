@@ -1,0 +1,27 @@
+// Package remote runs image transformations in a separate worker process,
+// coffer-imager (cmd/coffer-imager), so that coffer serve never links libvips.
+//
+// Why a process: linking libvips loads about a hundred shared libraries into the
+// server at exec time, ~43 MB of resident pages before the first image, and a crash
+// in a C decoder, or the kernel's OOM killer, would take the whole server down. In a
+// child process both stay there; the server idles at about 20 MB and survives the
+// worker's death.
+//
+// The server side is Engine (an imaging.Engine): it keeps imaging.Pool's semantics
+// (Workers at once, a bounded queue, ErrBusy beyond it, ctx cancellation), starts the
+// child with the first transform, and starts a new one with the next transform after
+// the child died (requests in flight then fail with EUNAVAILABLE). New runs the
+// worker once to check that it starts and learn which formats it writes, so an idle
+// server has no child. Close stops it.
+//
+// The worker side is Serve, which coffer-imager runs over its stdin and stdout with
+// the libvips engine.
+//
+// The wire: length-prefixed protobuf frames (imagerpc/imagerpc.proto; a 4-byte
+// big-endian length, at most MaxFrame, then an imagerpc.Frame). Requests carry an id
+// and run concurrently in the one child; the source streams in chunks of ChunkSize
+// (the server never holds it whole and refuses it with ETOOLARGE as soon as it passes
+// MaxSourceBytes), the result comes back in chunks, then a Response with the pipeline
+// step timings or a typed error: a coffer error code, the client message and the
+// cause for logs, so HTTP answers are those of the in-process engine.
+package remote

@@ -1,0 +1,249 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/imaging"
+)
+
+var opts = imaging.Options{Width: 10, Height: 20, Format: imaging.PNG}
+
+func TestNoWorkerUntilFirstTransform(t *testing.T) {
+	before := len(children(t))
+	e := newFake(t, 1, 1)
+	if e.workerPID() != 0 || len(children(t)) != before {
+		t.Fatalf("a worker runs before any transform: %v", children(t))
+	}
+	if !e.Supports(imaging.PNG) || e.Supports(imaging.AVIF) {
+		t.Errorf("Supports does not follow the worker's hello")
+	}
+	if _, err := e.Transform(context.Background(), strings.NewReader("x"), opts); err != nil {
+		t.Fatal(err)
+	}
+	if len(children(t)) != before+1 {
+		t.Errorf("children after a transform: %v", children(t))
+	}
+}
+
+func TestRoundTripLargeSourceAndResult(t *testing.T) {
+	e := newFake(t, 2, 2)
+	src := make([]byte, 3*ChunkSize+123) // several chunks both ways
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range src {
+		src[i] = byte(rng.Uint32())
+	}
+	res, err := e.Transform(context.Background(), io.MultiReader(bytes.NewReader(src)), opts) // no size hint
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Clone(src)
+	slices.Reverse(want)
+	if !bytes.Equal(res.Data, want) {
+		t.Fatalf("result differs (%d bytes, want %d)", len(res.Data), len(want))
+	}
+	if res.Format != imaging.PNG || res.Width != 10 || res.Height != 20 {
+		t.Errorf("result = %v %dx%d", res.Format, res.Width, res.Height)
+	}
+	if len(res.Steps) != 2 || res.Steps[1].Name != "encode" || res.Steps[1].Duration != 2*time.Millisecond {
+		t.Errorf("steps = %v", res.Steps)
+	}
+}
+
+func TestErrorsKeepTheirCode(t *testing.T) {
+	e := newFake(t, 2, 2)
+	for _, code := range []string{coffer.EUNSUPPORTED, coffer.ETOOLARGE, coffer.EINVALID, coffer.ENOTIMPLEMENTED, coffer.EINTERNAL} {
+		_, err := e.Transform(context.Background(), strings.NewReader("error:"+code), opts)
+		var ce *coffer.Error
+		if !errors.As(err, &ce) || ce.Code != code || ce.Message != "fake failure" || ce.Err == nil || ce.Err.Error() != "fake cause" {
+			t.Errorf("%s: err = %#v", code, err)
+		}
+	}
+	_, err := e.Transform(context.Background(), strings.NewReader("error:no_such_code"), opts)
+	if codeOf(err) != coffer.EINTERNAL {
+		t.Errorf("unknown code: %v", err)
+	}
+}
+
+func TestSourceLimit(t *testing.T) {
+	e := newFake(t, 1, 1)
+	big := bytes.Repeat([]byte("a"), 8<<20+1)
+	_, err := e.Transform(context.Background(), bytes.NewReader(big), opts) // size known
+	if codeOf(err) != coffer.ETOOLARGE {
+		t.Errorf("known size: %v", err)
+	}
+	_, err = e.Transform(context.Background(), io.MultiReader(bytes.NewReader(big)), opts) // found while streaming
+	if codeOf(err) != coffer.ETOOLARGE {
+		t.Errorf("streamed: %v", err)
+	}
+	if _, err := e.Transform(context.Background(), strings.NewReader("fine"), opts); err != nil {
+		t.Errorf("after a refused source: %v", err)
+	}
+}
+
+func TestInvalidOptionsNeverReachTheWorker(t *testing.T) {
+	e := newFake(t, 1, 1)
+	_, err := e.Transform(context.Background(), strings.NewReader("x"), imaging.Options{Width: -1})
+	if codeOf(err) != coffer.EINVALID || e.workerPID() != 0 {
+		t.Errorf("err = %v, worker pid %d", err, e.workerPID())
+	}
+}
+
+func TestQueueFull(t *testing.T) {
+	e := newFake(t, 1, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 2)
+	for range 2 { // one runs, one waits
+		go func() { _, err := e.Transform(ctx, strings.NewReader("sleep:10s"), opts); errc <- err }()
+	}
+	waitFor(t, func() bool { return e.Pool().Busy() == 1 && e.Pool().Queued() == 1 })
+	_, err := e.Transform(context.Background(), strings.NewReader("x"), opts)
+	if !errors.Is(err, imaging.ErrBusy) || codeOf(err) != coffer.EUNAVAILABLE {
+		t.Errorf("third transform: %v", err)
+	}
+	cancel()
+	for range 2 {
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Errorf("cancelled transform: %v", err)
+		}
+	}
+}
+
+func TestCancelReturnsAtOnceAndWorkerStaysUsable(t *testing.T) {
+	e := newFake(t, 1, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := e.Transform(ctx, strings.NewReader("sleep:10s"), opts)
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
+		t.Fatalf("err = %v after %v", err, time.Since(start))
+	}
+	pid := e.workerPID()
+	// The worker dropped the cancelled request, so its only worker is free again.
+	res, err := e.Transform(context.Background(), strings.NewReader("ab"), opts)
+	if err != nil || string(res.Data) != "ba" || e.workerPID() != pid {
+		t.Errorf("after cancel: %v %v (pid %d, was %d)", res, err, e.workerPID(), pid)
+	}
+}
+
+func TestWorkerKilledMidRequestRestarts(t *testing.T) {
+	e := newFake(t, 2, 2)
+	if _, err := e.Transform(context.Background(), strings.NewReader("warm"), opts); err != nil {
+		t.Fatal(err)
+	}
+	old := e.workerPID()
+	errc := make(chan error, 1)
+	go func() { _, err := e.Transform(context.Background(), strings.NewReader("sleep:30s"), opts); errc <- err }()
+	waitFor(t, func() bool { return e.Pool().Busy() == 1 })
+	time.Sleep(50 * time.Millisecond) // let the request reach the worker
+	if err := syscall.Kill(old, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if codeOf(err) != coffer.EUNAVAILABLE || !errors.Is(err, errWorkerDied) || !strings.Contains(err.Error(), "killed") {
+			t.Errorf("in-flight transform: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("in-flight transform did not fail after the worker was killed")
+	}
+	res, err := e.Transform(context.Background(), strings.NewReader("ok"), opts)
+	if err != nil || string(res.Data) != "ko" {
+		t.Fatalf("after restart: %v %v", res, err)
+	}
+	if e.workerPID() == old || e.Starts() != 2 {
+		t.Errorf("worker not restarted: pid %d (was %d), starts %d", e.workerPID(), old, e.Starts())
+	}
+	if slices.Contains(children(t), old) {
+		t.Errorf("killed worker %d not reaped", old)
+	}
+}
+
+func TestWorkerExitDuringRequest(t *testing.T) {
+	e := newFake(t, 1, 1)
+	_, err := e.Transform(context.Background(), strings.NewReader("exit"), opts)
+	if codeOf(err) != coffer.EUNAVAILABLE || !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("err = %v", err)
+	}
+	if _, err := e.Transform(context.Background(), strings.NewReader("again"), opts); err != nil {
+		t.Errorf("after exit: %v", err)
+	}
+}
+
+func TestCloseStopsTheWorker(t *testing.T) {
+	e := newFake(t, 1, 1)
+	if _, err := e.Transform(context.Background(), strings.NewReader("x"), opts); err != nil {
+		t.Fatal(err)
+	}
+	pid := e.workerPID()
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("worker %d still exists after Close (zombie or running): %v", pid, err)
+	}
+	if _, err := e.Transform(context.Background(), strings.NewReader("x"), opts); !errors.Is(err, imaging.ErrClosed) {
+		t.Errorf("after Close: %v", err)
+	}
+}
+
+func TestMissingOrBrokenWorker(t *testing.T) {
+	cfg := DefaultConfig("/nonexistent/coffer-imager")
+	if _, err := New(cfg); err == nil {
+		t.Error("New with a missing binary succeeded")
+	}
+	cfg = DefaultConfig("/bin/true") // exits without a hello
+	if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "hello") {
+		t.Errorf("New with a worker that says nothing: %v", err)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached within 10s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestIdleWorkerStopsAndComesBack(t *testing.T) {
+	exe, _ := os.Executable()
+	before := len(children(t))
+	cfg := DefaultConfig(exe)
+	cfg.Imaging.Workers, cfg.Imaging.Queue, cfg.IdleTimeout = 1, 1, 200*time.Millisecond
+	cfg.Env = []string{fakeWorkerEnv + "=1"}
+	cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	e, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	// A transform longer than the idle timeout keeps its worker.
+	if _, err := e.Transform(context.Background(), strings.NewReader("sleep:400ms"), opts); err != nil {
+		t.Fatal(err)
+	}
+	pid := e.workerPID()
+	waitFor(t, func() bool { return len(children(t)) == before })
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("idle worker %d not stopped and reaped: %v", pid, err)
+	}
+	res, err := e.Transform(context.Background(), strings.NewReader("ab"), opts)
+	if err != nil || string(res.Data) != "ba" || e.Starts() != 2 {
+		t.Fatalf("after idle stop: %v %v, starts %d", res, err, e.Starts())
+	}
+}

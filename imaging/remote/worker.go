@@ -1,0 +1,209 @@
+package remote
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/imaging/remote/imagerpc"
+)
+
+// worker is one running child process and the requests in flight on it.
+type worker struct {
+	cmd       *exec.Cmd
+	stdin     io.Closer // closing it asks the child to finish and exit
+	stdout    io.Closer
+	fw        *frameWriter
+	log       *slog.Logger
+	limits    imaging.Config
+	maxResult int
+
+	mu     sync.Mutex
+	calls  map[uint64]*call
+	nextID uint64
+	broken bool          // the child's stdout ended: no new requests
+	err    error         // why it ended (with the exit status)
+	exited chan struct{} // closed once the child is reaped and every call failed
+}
+
+// call is one request waiting for its result.
+type call struct {
+	done chan struct{}
+	data []byte
+	resp *imagerpc.Response
+	err  error
+}
+
+// startWorker runs the child and waits for its Hello, killing it if it does not
+// say Hello within cfg.StartTimeout.
+func startWorker(cfg Config, log *slog.Logger) (*worker, *imagerpc.Hello, error) {
+	cmd := exec.Command(cfg.Path, slices.Concat(cfg.Args, WorkerArgs(cfg.Imaging))...)
+	cmd.Env = append(append(os.Environ(), "MALLOC_ARENA_MAX=2"), cfg.Env...)
+	cmd.Stderr = cfg.stderr()
+	p, err := newPipes(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	err = cmd.Start()
+	p.started(err == nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	w := &worker{
+		cmd: cmd, stdin: p.stdin, stdout: p.stdout, fw: &frameWriter{w: p.stdin}, log: log, calls: make(map[uint64]*call),
+		exited: make(chan struct{}), limits: cfg.Imaging, maxResult: int(5*cfg.Imaging.MaxOutputPixels + 1<<20),
+	}
+	fr := &frameReader{r: p.stdout}
+	hello, err := w.awaitHello(fr, cfg.StartTimeout)
+	if err != nil {
+		cmd.Process.Kill()
+		err = fmt.Errorf("%s: %w (%v)", cfg.Path, err, cmd.Wait())
+		p.stdin.Close()
+		p.stdout.Close()
+		return nil, nil, err
+	}
+	go w.readLoop(fr)
+	return w, hello, nil
+}
+
+// WorkerArgs returns the command-line flags that pass c's limits to coffer-imager.
+func WorkerArgs(c imaging.Config) []string {
+	return []string{
+		"--workers", strconv.Itoa(c.Workers),
+		"--max-bytes", strconv.FormatInt(c.MaxSourceBytes, 10),
+		"--max-pixels", strconv.FormatInt(c.MaxSourcePixels, 10),
+		"--max-output-pixels", strconv.FormatInt(c.MaxOutputPixels, 10),
+		"--max-frames", strconv.Itoa(c.MaxFrames),
+	}
+}
+
+// awaitHello reads the first frame, which must be a Hello of our protocol.
+func (w *worker) awaitHello(fr *frameReader, timeout time.Duration) (*imagerpc.Hello, error) {
+	f := &imagerpc.Frame{}
+	errc := make(chan error, 1)
+	go func() { errc <- fr.ReadFrame(f) }()
+	select {
+	case err := <-errc:
+		if err != nil {
+			return nil, fmt.Errorf("no hello from the image worker: %w", err)
+		}
+	case <-time.After(timeout):
+		w.cmd.Process.Kill()
+		<-errc
+		return nil, fmt.Errorf("image worker did not start within %v", timeout)
+	}
+	h := f.GetHello()
+	if h == nil || h.GetProtocol() != protocol {
+		return nil, fmt.Errorf("image worker speaks another protocol (want %d)", protocol)
+	}
+	return h, nil
+}
+
+// readLoop hands result chunks and responses to their calls until the child's
+// stdout ends, then reaps the child and fails the calls still waiting.
+func (w *worker) readLoop(fr *frameReader) {
+	f := &imagerpc.Frame{}
+	var err error
+	for err == nil {
+		if err = fr.ReadFrame(f); err == nil {
+			err = w.dispatch(f)
+		}
+	}
+	w.mu.Lock()
+	w.broken = true
+	w.mu.Unlock()
+	if !errors.Is(err, io.EOF) { // a protocol error: the child is alive but useless
+		w.log.Error("image worker broke the protocol; killing it", "err", err)
+		w.cmd.Process.Kill()
+	}
+	w.stdin.Close()
+	waitErr := w.cmd.Wait()
+	w.stdout.Close()
+	w.fail(fmt.Errorf("%w: %s", errWorkerDied, exitString(waitErr)))
+}
+
+func exitString(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// dispatch gives one frame to its call; frames of calls no longer waiting are dropped.
+func (w *worker) dispatch(f *imagerpc.Frame) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c := w.calls[f.Id]
+	switch b := f.Body.(type) {
+	case *imagerpc.Frame_Chunk:
+		if c != nil && c.err == nil {
+			if len(c.data)+len(b.Chunk.GetData()) > w.maxResult {
+				c.err = coffer.Errorf(coffer.EINTERNAL, "image worker sent a result larger than %d bytes", w.maxResult)
+			}
+			c.data = append(c.data, b.Chunk.GetData()...)
+		}
+	case *imagerpc.Frame_Response:
+		if c != nil {
+			c.resp = b.Response
+			delete(w.calls, f.Id)
+			close(c.done)
+		}
+	default:
+		return errors.New("imagerpc: unexpected frame from the worker")
+	}
+	return nil
+}
+
+// fail records why the child ended and fails every call still waiting.
+func (w *worker) fail(err error) {
+	w.mu.Lock()
+	w.err = err
+	calls := w.calls
+	w.calls = nil
+	w.mu.Unlock()
+	if len(calls) > 0 {
+		w.log.Error("image worker exited with transformations in flight; it restarts with the next one",
+			"err", err, "in_flight", len(calls))
+	} else {
+		w.log.Debug("image worker exited", "err", err)
+	}
+	for _, c := range calls {
+		c.err = died(err)
+		close(c.done)
+	}
+	close(w.exited)
+}
+
+// died is the error of a request whose worker exited under it.
+func died(cause error) error {
+	return &coffer.Error{Code: coffer.EUNAVAILABLE, Message: "the image worker exited during the transformation; retry later", Err: cause}
+}
+
+// dead reports whether the child can take no more requests.
+func (w *worker) dead() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.broken
+}
+
+// stop closes the child's stdin, which makes it finish and exit, and kills it if it
+// has not exited within timeout. It returns once the child is reaped.
+func (w *worker) stop(timeout time.Duration) {
+	w.stdin.Close()
+	select {
+	case <-w.exited:
+	case <-time.After(timeout):
+		w.log.Warn("image worker did not exit; killing it", "pid", w.cmd.Process.Pid)
+		w.cmd.Process.Kill()
+		<-w.exited
+	}
+}
