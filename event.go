@@ -117,14 +117,14 @@ func (s *Subscription) Validate() error {
 		}
 	}
 	if len(s.Secret) < 16 || len(s.Secret) > 256 {
-		return Errorf(EINVALID, "secret must be 16 to 256 characters")
+		return Errorf(EINVALID, "secret must be 16 to 256 bytes")
 	}
 	u, err := url.Parse(s.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(s.URL) > 2048 {
 		return Errorf(EINVALID, "url must be an absolute http or https URL of at most 2048 characters")
 	}
-	if strings.ContainsAny(s.Secret, "\x00\r\n") {
-		return Errorf(EINVALID, "secret must not contain control characters")
+	if strings.ContainsFunc(s.Secret, func(r rune) bool { return r <= ' ' || r > '~' }) {
+		return Errorf(EINVALID, "secret must be printable ASCII without spaces")
 	}
 	return nil
 }

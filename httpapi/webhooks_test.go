@@ -91,14 +91,15 @@ func TestWebhookRoutesAndEvents(t *testing.T) {
 
 	mustError(t, e.do("POST", "/v1/webhooks", strings.NewReader(`{"url":"`+srv.URL+`"}`), false), http.StatusUnauthorized)
 	for body, want := range map[string]int{
-		`{"url":"http://169.254.169.254/latest"}`:              http.StatusForbidden,
-		`{"url":"http://10.1.2.3/"}`:                           http.StatusForbidden,
-		`{"url":"http://2130706433/"}`:                         http.StatusForbidden,
-		`{"url":"ftp://example.com/"}`:                         http.StatusBadRequest,
-		`{"url":"` + srv.URL + `","events":["file.exploded"]}`: http.StatusBadRequest,
-		`{"url":"` + srv.URL + `","secret":"short"}`:           http.StatusBadRequest,
-		`{"url":"` + srv.URL + `","bucketId":"../x"}`:          http.StatusBadRequest,
-		`{"url":"` + srv.URL + `","surprise":1}`:               http.StatusBadRequest,
+		`{"url":"http://169.254.169.254/latest"}`:                                 http.StatusForbidden,
+		`{"url":"http://10.1.2.3/"}`:                                              http.StatusForbidden,
+		`{"url":"http://2130706433/"}`:                                            http.StatusForbidden,
+		`{"url":"ftp://example.com/"}`:                                            http.StatusBadRequest,
+		`{"url":"` + srv.URL + `","events":["file.exploded"]}`:                    http.StatusBadRequest,
+		`{"url":"` + srv.URL + `","secret":"short"}`:                              http.StatusBadRequest,
+		`{"url":"` + srv.URL + `","secret":"\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t"}`: http.StatusBadRequest,
+		`{"url":"` + srv.URL + `","bucketId":"../x"}`:                             http.StatusBadRequest,
+		`{"url":"` + srv.URL + `","surprise":1}`:                                  http.StatusBadRequest,
 	} {
 		mustError(t, e.do("POST", "/v1/webhooks", strings.NewReader(body), true), want)
 	}

@@ -37,7 +37,8 @@ type Outbox interface {
 	// ListDeliveries returns deliveries of q.SubscriptionID, newest first.
 	ListDeliveries(ctx context.Context, q DeliveryQuery) ([]*coffer.Delivery, error)
 	// Redeliver makes delivery id of subscription subID pending again with a fresh
-	// attempt budget, due at now. ENOTFOUND if there is no such delivery.
+	// attempt budget, due at now. ENOTFOUND if there is no such delivery, ECONFLICT
+	// while an attempt of it is running (its lease has not ended).
 	Redeliver(ctx context.Context, subID string, id int64, now time.Time) error
 
 	// ClaimDeliveries takes up to limit pending deliveries due at now, oldest first,
@@ -46,7 +47,8 @@ type Outbox interface {
 	// never get the same delivery while its lease runs.
 	ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, limit int) ([]*Claim, error)
 	// FinishDelivery records the outcome of claim c's attempt. It changes nothing (and
-	// returns nil) if the delivery was claimed again meanwhile or is gone.
+	// returns nil) if the delivery was claimed again meanwhile (c.Token is stale) or is
+	// gone.
 	FinishDelivery(ctx context.Context, c *Claim, o Outcome) error
 	// ReleaseClaims makes every leased delivery due at now, for a single node starting
 	// up: no claim can be running, so waiting for leases to end would only delay
@@ -74,6 +76,9 @@ type Claim struct {
 	URL      string
 	Secret   string
 	Payload  []byte // the event's JSON, sent as the request body
+	// Token identifies this claim: its outcome is recorded only while no later claim
+	// (after the lease ended, or a redelivery) has replaced it.
+	Token int64
 }
 
 // Outcome is the result of one delivery attempt.
@@ -156,4 +161,14 @@ func DeliveryLimit(n int) int {
 		return 1000
 	}
 	return n
+}
+
+// ErrDeliveryNotFound is the error of a delivery that does not exist.
+func ErrDeliveryNotFound(subID string, id int64) error {
+	return coffer.Errorf(coffer.ENOTFOUND, "delivery %d of subscription %s not found", id, subID)
+}
+
+// ErrDeliveryInFlight is the error of redelivering a delivery while it is attempted.
+func ErrDeliveryInFlight(id int64) error {
+	return coffer.Errorf(coffer.ECONFLICT, "delivery %d is being attempted now; redeliver it when the attempt has ended", id)
 }

@@ -105,7 +105,8 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	defer wg.Wait()
 	poll := time.NewTicker(d.cfg.Poll)
 	defer poll.Stop()
-	nextPrune := d.now()
+	wg.Add(1)
+	go func() { defer wg.Done(); d.pruneEvery(ctx, time.Hour) }()
 	if d.cfg.SingleNode {
 		if n, err := d.store.ReleaseClaims(ctx, d.now().UTC()); err != nil {
 			d.log.Warn("webhook: releasing claims left by a crash failed", "err", err)
@@ -114,10 +115,6 @@ func (d *Dispatcher) Run(ctx context.Context) {
 		}
 	}
 	for {
-		if d.now().After(nextPrune) {
-			d.prune(ctx)
-			nextPrune = d.now().Add(time.Hour)
-		}
 		n := d.dispatch(ctx, &wg)
 		if n > 0 && len(d.slots) < cap(d.slots) {
 			continue // there may be more due right now
@@ -157,16 +154,31 @@ func (d *Dispatcher) dispatch(ctx context.Context, wg *sync.WaitGroup) int {
 	return len(claims)
 }
 
-// lease is how long a claim is held: one attempt's timeout plus as much again and 5 s
-// for recording the outcome. A claim of a node that died is due again when it ends
-// (a single node releases its own at start).
-func (d *Dispatcher) lease() time.Duration { return 2*d.cfg.Timeout + 5*time.Second }
+// lease is how long a claim is held: one attempt's timeout, up to finishTimeout for
+// recording the outcome, and a margin. A claim of a node that died is due again when
+// it ends (a single node releases its own at start). Leases and due times come from
+// each node's clock: keep node clocks synchronised (NTP) to well within the margin.
+func (d *Dispatcher) lease() time.Duration { return d.cfg.Timeout + finishTimeout + 5*time.Second }
 
-func (d *Dispatcher) prune(ctx context.Context) {
-	if n, err := d.store.Prune(ctx, d.now().Add(-d.cfg.Retention)); err != nil {
-		d.log.Warn("webhook: pruning old deliveries failed", "err", err)
-	} else if n > 0 {
-		d.log.Info("webhook: pruned old deliveries", "count", n)
+// finishTimeout bounds recording an attempt's outcome.
+const finishTimeout = 10 * time.Second
+
+// pruneEvery removes finished deliveries past the retention, at start and then every
+// interval, apart from the claiming loop so a large prune never delays deliveries.
+func (d *Dispatcher) pruneEvery(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if n, err := d.store.Prune(ctx, d.now().Add(-d.cfg.Retention)); err != nil && ctx.Err() == nil {
+			d.log.Warn("webhook: pruning old deliveries failed", "err", err)
+		} else if n > 0 {
+			d.log.Info("webhook: pruned old deliveries", "count", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
 	}
 }
 
@@ -184,7 +196,7 @@ func (d *Dispatcher) attempt(ctx context.Context, c *meta.Claim) {
 	default:
 		d.Stats.Failed.Add(1)
 	}
-	fctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout+5*time.Second)
+	fctx, cancel := context.WithTimeout(ctx, finishTimeout)
 	defer cancel()
 	if err := d.store.FinishDelivery(fctx, c, o); err != nil {
 		d.log.Warn("webhook: recording a delivery outcome failed; it is retried when its lease ends",

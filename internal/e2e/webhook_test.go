@@ -74,10 +74,13 @@ func testWebhookCrash(t *testing.T, env []string) {
 	p := start(t, env...)
 	sub := `{"url":"` + rcv.URL + `/events","events":["file.created"],"secret":"` + log.secret + `"}`
 	resp, err := p.request(context.Background(), "POST", "/v1/webhooks", strings.NewReader(sub), "Content-Type", "application/json")
-	if err != nil || resp.StatusCode != http.StatusCreated {
-		t.Fatalf("create subscription: %v %v", resp.StatusCode, err)
+	if err != nil {
+		t.Fatal(err)
 	}
 	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("create subscription: status %d", resp.StatusCode)
+	}
 
 	acked := uploadUntilKilled(t, p, 200, 60)
 	_, before := log.snapshot()

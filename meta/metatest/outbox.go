@@ -30,6 +30,8 @@ var outboxTests = []test{
 	{"OutboxConcurrentClaims", testConcurrentClaims},
 	{"OutboxSubscriptions", testSubscriptions},
 	{"OutboxPrune", testOutboxPrune},
+	{"OutboxRedeliverInFlight", testRedeliverInFlight},
+	{"OutboxSubscriptionDeletedDuringChange", testSubscriptionDeletedDuringChange},
 }
 
 func asOutbox(t *testing.T, s meta.Store) outboxStore {
@@ -401,5 +403,62 @@ func testOutboxPrune(t *testing.T, s meta.Store) {
 	must(t, err)
 	if len(ds) != 1 || ds[0].ID != cs[1].Delivery.ID {
 		t.Fatalf("after prune: %+v", ds)
+	}
+}
+
+// A redelivery while an attempt runs is refused; once the lease ended it is allowed,
+// and the superseded claim's late outcome is ignored.
+func testRedeliverInFlight(t *testing.T, s meta.Store) {
+	o := asOutbox(t, s)
+	sub := subscribe(t, o, "")
+	createNames(t, o, coffer.DefaultBucketID, "x")
+	now := time.Now().Add(time.Second)
+	first, err := o.ClaimDeliveries(t.Context(), now, now.Add(time.Minute), 10)
+	must(t, err)
+	id := first[0].Delivery.ID
+	wantCode(t, o.Redeliver(t.Context(), sub.ID, id, now), coffer.ECONFLICT)
+	if again, err := o.ClaimDeliveries(t.Context(), now, now.Add(time.Minute), 10); err != nil || len(again) != 0 {
+		t.Fatalf("claimed while its attempt runs: %v %v", again, err)
+	}
+	later := now.Add(2 * time.Minute) // the lease has ended
+	must(t, o.Redeliver(t.Context(), sub.ID, id, later))
+	second, err := o.ClaimDeliveries(t.Context(), later, later.Add(time.Minute), 10)
+	must(t, err)
+	if len(second) != 1 || second[0].Delivery.Attempts != 1 || second[0].Token == first[0].Token {
+		t.Fatalf("after redelivery: %+v (first token %d)", second, first[0].Token)
+	}
+	must(t, o.FinishDelivery(t.Context(), first[0], meta.Outcome{At: later, State: coffer.DeliveryPending, NextAt: later, Status: 500, Error: "stale"}))
+	if d := onlyDelivery(t, o, sub.ID); d.LastError != "" || !d.NextAttemptAt.Equal(second[0].Delivery.NextAttemptAt) {
+		t.Fatalf("a superseded claim's outcome was applied: %+v", d)
+	}
+	if third, err := o.ClaimDeliveries(t.Context(), later, later.Add(time.Minute), 10); err != nil || len(third) != 0 {
+		t.Fatalf("claimed while the redelivery runs: %v %v", third, err)
+	}
+}
+
+// Deleting a subscription while a change commits must not make the change fail.
+func testSubscriptionDeletedDuringChange(t *testing.T, s meta.Store) {
+	o := asOutbox(t, s)
+	for i := 0; i < 40; i++ {
+		subs := make([]*coffer.Subscription, 4)
+		for j := range subs {
+			subs[j] = subscribe(t, o, "")
+		}
+		files := make([]*coffer.File, 20)
+		for j := range files {
+			files[j] = newFile(coffer.DefaultBucketID, "race")
+			must(t, o.BeginUpload(t.Context(), files[j].BlobKey, nil))
+		}
+		var wg sync.WaitGroup
+		var cerr error
+		wg.Add(1 + len(subs))
+		go func() { defer wg.Done(); cerr = o.CreateFiles(context.Background(), files) }()
+		for _, sub := range subs {
+			go func() { defer wg.Done(); _ = o.DeleteSubscription(context.Background(), sub.ID) }()
+		}
+		wg.Wait()
+		if cerr != nil {
+			t.Fatalf("round %d: a change failed because a subscription was deleted meanwhile: %v", i, cerr)
+		}
 	}
 }

@@ -58,7 +58,8 @@ func insertEvent(ctx context.Context, tx pgx.Tx, ev *coffer.Event) (bool, error)
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO webhook_deliveries
 		(subscription_id, event_id, event_type, state, attempts, next_at, created_at, updated_at)
-		SELECT id, $1::text, $2::text, 'pending', 0, $5::timestamptz, $5, $5 FROM webhook_subscriptions WHERE `+subMatch,
+		SELECT id, $1::text, $2::text, 'pending', 0, $5::timestamptz, $5, $5 FROM webhook_subscriptions WHERE `+subMatch+`
+		FOR KEY SHARE`,
 		ev.ID, string(ev.Type), ev.BucketID, meta.EventTypeNeedle(ev.Type), ev.Time)
 	return err == nil, err
 }
@@ -162,13 +163,19 @@ func (s *Store) ListDeliveries(ctx context.Context, q meta.DeliveryQuery) ([]*co
 
 // Redeliver makes a delivery pending again, due at now, with a fresh attempt budget.
 func (s *Store) Redeliver(ctx context.Context, subID string, id int64, now time.Time) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE webhook_deliveries SET state = 'pending', attempts = 0, claimed = false,
-		next_at = $1, updated_at = $1 WHERE id = $2 AND subscription_id = $3`, now, id, subID)
-	if err != nil {
+	var leased bool
+	err := s.pool.QueryRow(ctx, `WITH d AS (SELECT id, claimed AND next_at > $1 AS leased FROM webhook_deliveries
+			WHERE id = $2 AND subscription_id = $3 FOR UPDATE),
+		u AS (UPDATE webhook_deliveries w SET state = 'pending', attempts = 0, claimed = false, last_status = 0,
+			last_error = '', next_at = $1, updated_at = $1 FROM d WHERE w.id = d.id AND NOT d.leased)
+		SELECT leased FROM d`, now, id, subID).Scan(&leased)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return meta.ErrDeliveryNotFound(subID, id)
+	case err != nil:
 		return dbErr(err, "redeliver")
-	}
-	if tag.RowsAffected() == 0 {
-		return coffer.Errorf(coffer.ENOTFOUND, "delivery %d of subscription %s not found", id, subID)
+	case leased:
+		return meta.ErrDeliveryInFlight(id)
 	}
 	s.fireEvent()
 	return nil
@@ -180,10 +187,11 @@ const claimSQL = `WITH due AS (
 		SELECT id FROM webhook_deliveries WHERE state = 'pending' AND next_at <= $1
 		ORDER BY next_at, id LIMIT $3 FOR UPDATE SKIP LOCKED),
 	claimed AS (
-		UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_at = $2, updated_at = $1, claimed = true
+		UPDATE webhook_deliveries d SET attempts = d.attempts + 1, next_at = $2, updated_at = $1, claimed = true,
+			claims = d.claims + 1
 		FROM due WHERE d.id = due.id RETURNING d.*)
 	SELECT c.id, c.subscription_id, c.event_id, c.event_type, c.state, c.attempts, c.next_at,
-		c.last_status, c.last_error, c.created_at, c.updated_at, s.url, s.secret, e.payload
+		c.last_status, c.last_error, c.created_at, c.updated_at, s.url, s.secret, e.payload, c.claims
 	FROM claimed c JOIN webhook_subscriptions s ON s.id = c.subscription_id
 	JOIN webhook_events e ON e.id = c.event_id ORDER BY c.next_at, c.id`
 
@@ -196,7 +204,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, 
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*meta.Claim, error) {
 		c := &meta.Claim{}
 		var payload string
-		d, err := scanDelivery(r, &c.URL, &c.Secret, &payload)
+		d, err := scanDelivery(r, &c.URL, &c.Secret, &payload, &c.Token)
 		if err != nil {
 			return nil, err
 		}
@@ -213,8 +221,8 @@ func (s *Store) FinishDelivery(ctx context.Context, c *meta.Claim, o meta.Outcom
 		next = o.At
 	}
 	_, err := s.pool.Exec(ctx, `UPDATE webhook_deliveries SET state = $1, next_at = $2, last_status = $3,
-		last_error = $4, updated_at = $5, claimed = false WHERE id = $6 AND attempts = $7 AND state = 'pending'`,
-		o.State, next, o.Status, o.Error, o.At, c.Delivery.ID, c.Delivery.Attempts)
+		last_error = $4, updated_at = $5, claimed = false WHERE id = $6 AND claims = $7 AND state = 'pending'`,
+		o.State, next, o.Status, o.Error, o.At, c.Delivery.ID, c.Token)
 	return dbErr(err, "finish delivery")
 }
 

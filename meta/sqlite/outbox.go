@@ -187,15 +187,20 @@ func (s *Store) ListDeliveries(ctx context.Context, q meta.DeliveryQuery) ([]*co
 // Redeliver makes a delivery pending again, due at now, with a fresh attempt budget.
 func (s *Store) Redeliver(ctx context.Context, subID string, id int64, now time.Time) error {
 	err := s.write(ctx, "redeliver", func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = 'pending', attempts = 0, claimed = 0,
-			next_at = ?, updated_at = ? WHERE id = ? AND subscription_id = ?`, micros(now), micros(now), id, subID)
-		if err != nil {
+		var leased bool
+		err := tx.QueryRowContext(ctx, `SELECT claimed = 1 AND next_at > ? FROM webhook_deliveries
+			WHERE id = ? AND subscription_id = ?`, micros(now), id, subID).Scan(&leased)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			return meta.ErrDeliveryNotFound(subID, id)
+		case err != nil:
 			return err
+		case leased:
+			return meta.ErrDeliveryInFlight(id)
 		}
-		if n, err := res.RowsAffected(); err == nil && n == 0 {
-			return coffer.Errorf(coffer.ENOTFOUND, "delivery %d of subscription %s not found", id, subID)
-		}
-		return nil
+		_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = 'pending', attempts = 0, claimed = 0,
+			last_status = 0, last_error = '', next_at = ?, updated_at = ? WHERE id = ?`, micros(now), micros(now), id)
+		return err
 	})
 	if err == nil {
 		if hook := s.onEvent.Load(); hook != nil {
@@ -218,12 +223,13 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, 
 		ids := make([]any, 0, len(out)+2)
 		ids = append(ids, micros(leaseUntil), micros(now))
 		for _, c := range out {
+			c.Token++
 			c.Delivery.Attempts++
-			c.Delivery.NextAttemptAt, c.Delivery.UpdatedAt = leaseUntil, now
+			c.Delivery.NextAttemptAt, c.Delivery.UpdatedAt = fromMicros(micros(leaseUntil)), fromMicros(micros(now))
 			ids = append(ids, c.Delivery.ID)
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE webhook_deliveries SET attempts = attempts + 1, next_at = ?,
-			updated_at = ?, claimed = 1 WHERE id IN (?`+strings.Repeat(", ?", len(out)-1)+`)`, ids...)
+			updated_at = ?, claimed = 1, claims = claims + 1 WHERE id IN (?`+strings.Repeat(", ?", len(out)-1)+`)`, ids...)
 		return err
 	})
 	return out, err
@@ -231,7 +237,7 @@ func (s *Store) ClaimDeliveries(ctx context.Context, now, leaseUntil time.Time, 
 
 func selectDue(ctx context.Context, tx *sql.Tx, now time.Time, limit int) ([]*meta.Claim, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT d.id, d.subscription_id, d.event_id, d.event_type, d.state,
-		d.attempts, d.next_at, d.last_status, d.last_error, d.created_at, d.updated_at, s.url, s.secret, e.payload
+		d.attempts, d.next_at, d.last_status, d.last_error, d.created_at, d.updated_at, s.url, s.secret, e.payload, d.claims
 		FROM webhook_deliveries d JOIN webhook_subscriptions s ON s.id = d.subscription_id
 		JOIN webhook_events e ON e.id = d.event_id
 		WHERE d.state = 'pending' AND d.next_at <= ? ORDER BY d.next_at, d.id LIMIT ?`, micros(now), limit)
@@ -243,7 +249,7 @@ func selectDue(ctx context.Context, tx *sql.Tx, now time.Time, limit int) ([]*me
 	for rows.Next() {
 		c := &meta.Claim{}
 		var payload string
-		d, err := scanDelivery(claimScanner{rows, []any{&c.URL, &c.Secret, &payload}})
+		d, err := scanDelivery(claimScanner{rows, []any{&c.URL, &c.Secret, &payload, &c.Token}})
 		if err != nil {
 			return nil, err
 		}
@@ -269,8 +275,8 @@ func (s *Store) FinishDelivery(ctx context.Context, c *meta.Claim, o meta.Outcom
 	}
 	return s.write(ctx, "finish delivery", func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET state = ?, next_at = ?, last_status = ?,
-			last_error = ?, updated_at = ?, claimed = 0 WHERE id = ? AND attempts = ? AND state = 'pending'`,
-			o.State, micros(next), o.Status, o.Error, micros(o.At), c.Delivery.ID, c.Delivery.Attempts)
+			last_error = ?, updated_at = ?, claimed = 0 WHERE id = ? AND claims = ? AND state = 'pending'`,
+			o.State, micros(next), o.Status, o.Error, micros(o.At), c.Delivery.ID, c.Token)
 		return err
 	})
 }

@@ -28,6 +28,7 @@ CREATE TABLE webhook_deliveries (
     attempts        integer     NOT NULL DEFAULT 0,
     next_at         timestamptz NOT NULL, -- due time, or lease end while an attempt runs
     claimed         boolean     NOT NULL DEFAULT false, -- while an attempt runs (leased)
+    claims          integer     NOT NULL DEFAULT 0,     -- claim generation: an outcome applies only to its own claim
     last_status     integer     NOT NULL DEFAULT 0,
     last_error      text        NOT NULL DEFAULT '',
     created_at      timestamptz NOT NULL,

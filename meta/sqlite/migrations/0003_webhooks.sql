@@ -27,6 +27,7 @@ CREATE TABLE webhook_deliveries (
     attempts        INTEGER NOT NULL DEFAULT 0,
     next_at         INTEGER NOT NULL, -- due time, or lease end while an attempt runs
     claimed         INTEGER NOT NULL DEFAULT 0, -- 1 while an attempt runs (leased)
+    claims          INTEGER NOT NULL DEFAULT 0, -- claim generation: an outcome applies only to its own claim
     last_status     INTEGER NOT NULL DEFAULT 0,
     last_error      TEXT    NOT NULL DEFAULT '',
     created_at      INTEGER NOT NULL,
