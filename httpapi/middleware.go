@@ -99,6 +99,7 @@ type statusWriter struct {
 	bytes  int64
 	timer  *timing.Recorder
 	start  time.Time
+	conn   *batchConn // nil unless served through Listener
 }
 
 // headers runs once, before the first byte of the response.
@@ -141,7 +142,7 @@ func (s *statusWriter) ReadFrom(r io.Reader) (int64, error) {
 	switch src := sourceOf(r); {
 	case src.mem != nil:
 		var m int
-		m, err = s.ResponseWriter.Write(src.mem.NextBytes(src.limit))
+		m, err = writeBatched(s.ResponseWriter, s.conn, src.mem.NextBytes(src.limit))
 		n = int64(m)
 	case src.file:
 		if rf, ok := s.ResponseWriter.(io.ReaderFrom); ok {
@@ -219,7 +220,7 @@ func (h *Handler) wrap() http.Handler {
 		st := &reqState{id: h.newRequestID(r), log: h.log}
 		ctx := context.WithValue(r.Context(), ctxKey{}, st)
 		r = r.WithContext(timing.NewContext(ctx, &st.timer))
-		sw := &statusWriter{ResponseWriter: w, timer: &st.timer, start: start}
+		sw := &statusWriter{ResponseWriter: w, timer: &st.timer, start: start, conn: connOf(r)}
 		rc := http.NewResponseController(w)
 		_ = rc.SetWriteDeadline(start.Add(h.cfg.WriteTimeout)) // downloads extend it by size
 		body := &countingBody{ReadCloser: r.Body, rc: rc}
