@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync"
 )
 
 // Listener wraps ln so that a response whose body is already in memory (the
@@ -41,7 +42,10 @@ func (l batchListener) Accept() (net.Conn, error) {
 type batchConn struct {
 	*net.TCPConn
 	holding bool
-	held    []byte
+	buf     *[holdLimit]byte // from heldBufs while holding a write
+	held    []byte           // the held write, in buf; nil if none
+	vec     [2][]byte
+	bufs    net.Buffers // over vec: a field, so writev allocates nothing
 }
 
 // holdLimit is the size of net/http's connection write buffer: a flush of it is the
@@ -52,19 +56,30 @@ func (c *batchConn) Write(p []byte) (int, error) {
 	if !c.holding {
 		return c.TCPConn.Write(p)
 	}
-	if len(c.held) == 0 && len(p) <= holdLimit {
-		if c.held == nil {
-			c.held = make([]byte, 0, holdLimit)
-		}
-		c.held = append(c.held, p...) // the caller reuses p: keep a copy
+	if c.held == nil && len(p) <= holdLimit {
+		c.buf = heldBufs.Get().(*[holdLimit]byte)
+		c.held = append(c.buf[:0], p...) // the caller reuses p: keep a copy
 		return len(p), nil
 	}
 	c.holding = false
 	n := len(c.held)
-	bufs := net.Buffers{c.held, p}
-	c.held = c.held[:0]
-	m, err := bufs.WriteTo(c.TCPConn)
+	c.vec = [2][]byte{c.held, p}
+	c.bufs = c.vec[:]
+	m, err := c.bufs.WriteTo(c.TCPConn)
+	c.vec = [2][]byte{} // no reference to p stays behind
+	c.putHeld()
 	return int(max(m-int64(n), 0)), err
+}
+
+// heldBufs lend the buffer for a held write while a body is written: one per
+// connection would cost 4 KB of memory for each idle keep-alive connection.
+var heldBufs = sync.Pool{New: func() any { return new([holdLimit]byte) }}
+
+func (c *batchConn) putHeld() {
+	if c.buf != nil {
+		heldBufs.Put(c.buf)
+	}
+	c.buf, c.held = nil, nil
 }
 
 // hold starts holding; release ends it and sends what is still held.
@@ -72,11 +87,11 @@ func (c *batchConn) hold() { c.holding = true }
 
 func (c *batchConn) release() error {
 	c.holding = false
-	if len(c.held) == 0 {
+	if c.held == nil {
 		return nil
 	}
 	_, err := c.TCPConn.Write(c.held)
-	c.held = c.held[:0]
+	c.putHeld()
 	return err
 }
 
