@@ -25,6 +25,13 @@ type reqState struct {
 	log   *slog.Logger // without the request id; logger adds it when needed
 	p     *coffer.Principal
 	timer timing.Recorder
+	sw    statusWriter
+	body  countingBody
+	route string // the matched pattern, for metrics; "" if none
+	// muxErrors wraps sw for requests that match no route.
+	muxErrors jsonErrors
+	// deadline is the response's write deadline, applied just before its first byte.
+	deadline time.Time
 }
 
 type ctxKey struct{}
@@ -97,7 +104,7 @@ type statusWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
-	timer  *timing.Recorder
+	st     *reqState
 	start  time.Time
 	conn   *batchConn // nil unless served through Listener
 }
@@ -108,8 +115,32 @@ func (s *statusWriter) headers(code int) {
 		return
 	}
 	s.status = code
-	s.timer.Add("app", time.Since(s.start), "")
-	s.ResponseWriter.Header().Set("Server-Timing", s.timer.Header())
+	s.applyDeadline()
+	s.st.timer.Add("app", time.Since(s.start), "")
+	s.ResponseWriter.Header()["Server-Timing"] = []string{s.st.timer.Header()}
+}
+
+// applyDeadline sets the write deadline on the connection: once per response, when
+// the first byte is about to go out (a deadline only matters to writes).
+func (s *statusWriter) applyDeadline() {
+	if d, ok := s.ResponseWriter.(interface{ SetWriteDeadline(time.Time) error }); ok {
+		_ = d.SetWriteDeadline(s.st.deadline)
+		return
+	}
+	_ = http.NewResponseController(s.ResponseWriter).SetWriteDeadline(s.st.deadline)
+}
+
+// setWriteDeadline sets the time by which r's response must be written.
+func setWriteDeadline(w http.ResponseWriter, r *http.Request, t time.Time) {
+	st := state(r)
+	if st == nil {
+		_ = http.NewResponseController(w).SetWriteDeadline(t)
+		return
+	}
+	st.deadline = t
+	if st.sw.status != 0 { // already writing
+		st.sw.applyDeadline()
+	}
 }
 
 func (s *statusWriter) WriteHeader(code int) {
@@ -195,42 +226,37 @@ type writerOnly struct{ io.Writer }
 type countingBody struct {
 	io.ReadCloser
 	n    int64
-	rc   *http.ResponseController
+	w    http.ResponseWriter
 	idle time.Duration
 }
 
 func (c *countingBody) Read(p []byte) (int, error) {
 	if c.idle > 0 {
-		_ = c.rc.SetReadDeadline(time.Now().Add(c.idle))
+		c.setReadDeadline(time.Now().Add(c.idle))
 	}
 	n, err := c.ReadCloser.Read(p)
 	c.n += int64(n)
 	if err == io.EOF && c.idle > 0 { // a stalled body keeps its deadline, so the server's drain fails too
-		_ = c.rc.SetReadDeadline(time.Time{})
+		c.setReadDeadline(time.Time{})
 		c.idle = 0
 	}
 	return n, err
+}
+
+func (c *countingBody) setReadDeadline(t time.Time) {
+	if d, ok := c.w.(interface{ SetReadDeadline(time.Time) error }); ok {
+		_ = d.SetReadDeadline(t)
+		return
+	}
+	_ = http.NewResponseController(c.w).SetReadDeadline(t)
 }
 
 // wrap adds request id, Server-Timing, metrics, structured access log, panic recovery,
 // nosniff and the principal to every request.
 func (h *Handler) wrap() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		st := &reqState{id: h.newRequestID(r), log: h.log}
-		ctx := context.WithValue(r.Context(), ctxKey{}, st)
-		r = r.WithContext(timing.NewContext(ctx, &st.timer))
-		sw := &statusWriter{ResponseWriter: w, timer: &st.timer, start: start, conn: connOf(r)}
-		rc := http.NewResponseController(w)
-		_ = rc.SetWriteDeadline(start.Add(h.cfg.WriteTimeout)) // downloads extend it by size
-		body := &countingBody{ReadCloser: r.Body, rc: rc}
-		if r.ContentLength != 0 {
-			body.idle = h.cfg.ReadIdleTimeout
-		}
-		r.Body = body
-		w.Header().Set("X-Request-Id", st.id)
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		_, route := h.mux.Handler(r) // the pattern, for metrics; ServeHTTP below sets PathValue
+		st, r := h.begin(w, r)
+		sw := &st.sw
 		var end func(string, string, int, time.Duration, int64, int64)
 		if h.cfg.Metrics != nil {
 			end = h.cfg.Metrics.Begin()
@@ -245,29 +271,56 @@ func (h *Handler) wrap() http.Handler {
 					writeErrorStatus(sw, http.StatusInternalServerError, "internal error (request id "+st.id+")")
 				}
 			}
-			d := time.Since(start)
+			if sw.status == 0 { // nothing written: net/http writes an empty 200 after us
+				sw.applyDeadline()
+			}
+			d := time.Since(sw.start)
 			if end != nil {
-				end(route, r.Method, sw.status, d, body.n, sw.bytes)
+				end(st.route, r.Method, sw.status, d, st.body.n, sw.bytes)
 			}
 			if h.log.Enabled(r.Context(), slog.LevelInfo) {
 				st.log.Info("request", "request_id", st.id, "method", r.Method, "path", r.URL.Path,
 					"status", sw.status, "bytes", sw.bytes, "duration_ms", float64(d.Microseconds())/1000)
 			}
 		}()
-		authStart := time.Now()
-		p, err := h.authn.Principal(r)
-		st.timer.Add("auth", time.Since(authStart), "")
-		if err != nil {
-			writeError(sw, r, err)
+		if !h.authenticate(st, r) {
 			return
 		}
-		st.p = p
-		var out http.ResponseWriter = sw
-		if route == "" {
-			out = &jsonErrors{ResponseWriter: sw} // the mux's own 404/405 answers, as JSON
-		}
-		h.mux.ServeHTTP(out, r)
+		st.muxErrors = jsonErrors{ResponseWriter: sw} // for the mux's own 404/405 answers, as JSON
+		h.mux.ServeHTTP(&st.muxErrors, r)             // a route's handler writes to sw (routeMux)
 	})
+}
+
+// begin makes the request's state (one allocation for it, the response writer
+// wrapper and the body wrapper), puts it in the context and sets the common headers.
+func (h *Handler) begin(w http.ResponseWriter, r *http.Request) (*reqState, *http.Request) {
+	start := time.Now()
+	st := &reqState{id: h.newRequestID(r), log: h.log, deadline: start.Add(h.cfg.WriteTimeout)} // downloads extend it by size
+	ctx := context.WithValue(r.Context(), ctxKey{}, st)
+	r = r.WithContext(timing.NewContext(ctx, &st.timer))
+	st.sw = statusWriter{ResponseWriter: w, st: st, start: start, conn: connOf(r)}
+	st.body = countingBody{ReadCloser: r.Body, w: w}
+	if r.ContentLength != 0 {
+		st.body.idle = h.cfg.ReadIdleTimeout
+	}
+	r.Body = &st.body
+	vals := []string{st.id, "nosniff"} // one allocation for both value slices
+	hd := w.Header()
+	hd["X-Request-Id"], hd["X-Content-Type-Options"] = vals[0:1:1], vals[1:2:2]
+	return st, r
+}
+
+// authenticate sets st's principal, or answers the request with the error.
+func (h *Handler) authenticate(st *reqState, r *http.Request) bool {
+	authStart := time.Now()
+	p, err := h.authn.Principal(r)
+	st.timer.Add("auth", time.Since(authStart), "")
+	if err != nil {
+		writeError(&st.sw, r, err)
+		return false
+	}
+	st.p = p
+	return true
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

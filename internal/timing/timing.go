@@ -8,7 +8,6 @@ package timing
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -71,21 +70,19 @@ func (r *Recorder) Header() string {
 	if r == nil || r.n == 0 {
 		return ""
 	}
-	var b strings.Builder
+	b := make([]byte, 0, 256) // on the stack: one allocation, for the string
 	for i, e := range r.entries[:r.n] {
 		if i > 0 {
-			b.WriteString(", ")
+			b = append(b, ", "...)
 		}
-		b.WriteString(e.name)
+		b = append(b, e.name...)
 		if e.timed {
-			b.WriteString(";dur=")
-			b.WriteString(strconv.FormatFloat(float64(e.dur.Microseconds())/1000, 'f', -1, 64))
+			b = append(b, ";dur="...)
+			b = strconv.AppendFloat(b, float64(e.dur.Microseconds())/1000, 'f', -1, 64)
 		}
 		if e.desc != "" {
-			b.WriteString(`;desc="`)
-			b.WriteString(e.desc)
-			b.WriteByte('"')
+			b = append(append(append(b, `;desc="`...), e.desc...), '"')
 		}
 	}
-	return b.String()
+	return string(b)
 }
