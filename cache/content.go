@@ -112,12 +112,14 @@ func (c *Content) load(ctx context.Context, key string, size int64) ([]byte, err
 // BytesReader returns a blob reader over b, which must not change. It hands out its
 // bytes without copying (NextBytes), so servers can send them in one write.
 func BytesReader(key string, b []byte) blob.Reader {
-	return &memReader{Reader: bytes.NewReader(b), b: b, key: key}
+	m := &memReader{b: b, key: key} // one allocation: the bytes.Reader is inside
+	m.Reader.Reset(b)
+	return m
 }
 
 // memReader is a blob in memory.
 type memReader struct {
-	*bytes.Reader
+	bytes.Reader
 	b   []byte
 	key string
 }

@@ -21,13 +21,14 @@ import (
 
 // reqState is what the middleware knows about a request, in one context value.
 type reqState struct {
-	id    string
-	log   *slog.Logger // without the request id; logger adds it when needed
-	p     *coffer.Principal
-	timer timing.Recorder
-	sw    statusWriter
-	body  countingBody
-	route string // the matched pattern, for metrics; "" if none
+	context.Context // the request's context before wrap
+	id              string
+	log             *slog.Logger // without the request id; logger adds it when needed
+	p               *coffer.Principal
+	timer           timing.Recorder
+	sw              statusWriter
+	body            countingBody
+	route           string // the matched pattern, for metrics; "" if none
 	// muxErrors wraps sw for requests that match no route.
 	muxErrors jsonErrors
 	// deadline is the response's write deadline, applied just before its first byte.
@@ -37,8 +38,23 @@ type reqState struct {
 type ctxKey struct{}
 
 func state(r *http.Request) *reqState {
+	if st, ok := r.Context().(*reqState); ok { // the request's own context, as wrap made it
+		return st
+	}
 	st, _ := r.Context().Value(ctxKey{}).(*reqState)
 	return st
+}
+
+// Value makes the request state the request's context, carrying itself and its
+// Server-Timing recorder without two context.WithValue layers.
+func (st *reqState) Value(key any) any {
+	switch {
+	case key == ctxKey{}:
+		return st
+	case timing.IsKey(key):
+		return &st.timer
+	}
+	return st.Context.Value(key)
 }
 
 func requestID(r *http.Request) string {
@@ -296,8 +312,8 @@ func (h *Handler) wrap() http.Handler {
 func (h *Handler) begin(w http.ResponseWriter, r *http.Request) (*reqState, *http.Request) {
 	start := time.Now()
 	st := &reqState{id: h.newRequestID(r), log: h.log, deadline: start.Add(h.cfg.WriteTimeout)} // downloads extend it by size
-	ctx := context.WithValue(r.Context(), ctxKey{}, st)
-	r = r.WithContext(timing.NewContext(ctx, &st.timer))
+	st.Context = r.Context()
+	r = r.WithContext(st)
 	st.sw = statusWriter{ResponseWriter: w, st: st, start: start, conn: connOf(r)}
 	st.body = countingBody{ReadCloser: r.Body, w: w}
 	if r.ContentLength != 0 {

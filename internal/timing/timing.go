@@ -34,6 +34,13 @@ func NewContext(ctx context.Context, r *Recorder) context.Context {
 	return context.WithValue(ctx, ctxKey{}, r)
 }
 
+// IsKey reports whether key is the context key of a Recorder, for a context type that
+// carries one in its own Value method instead of through NewContext.
+func IsKey(key any) bool {
+	_, ok := key.(ctxKey)
+	return ok
+}
+
 // FromContext returns the recorder of ctx, nil if none.
 func FromContext(ctx context.Context) *Recorder {
 	r, _ := ctx.Value(ctxKey{}).(*Recorder)
