@@ -2,10 +2,13 @@ package httpapi
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"sync"
+	"syscall"
 )
 
 // Listener wraps ln so that a response whose body is already in memory (the
@@ -95,18 +98,102 @@ func (c *batchConn) release() error {
 	return err
 }
 
-// ReadFrom keeps sendfile: net/http finds it on the connection it serves.
+// ReadFrom keeps sendfile: net/http finds it on the connection it serves. A
+// fileSource (the content cache's open files) goes out with sendfile at its own
+// offset, after the held header, which is sent with MSG_MORE so that both share
+// segments.
 func (c *batchConn) ReadFrom(r io.Reader) (int64, error) {
+	if lr, ok := r.(*io.LimitedReader); ok {
+		if fs, ok := lr.R.(fileSource); ok {
+			n, err := c.sendFile(fs, lr.N)
+			lr.N -= n
+			return n, err
+		}
+	}
 	if err := c.release(); err != nil {
 		return 0, err
 	}
 	return c.TCPConn.ReadFrom(r)
 }
 
+// fileSource is a reader over a file that can be sent from an explicit offset.
+type fileSource interface {
+	SendFile() (f *os.File, off int64, advance func(int64))
+}
+
+// sendFile sends the held bytes (MSG_MORE) and then n bytes of fs with sendfile.
+func (c *batchConn) sendFile(fs fileSource, n int64) (int64, error) {
+	f, off, advance := fs.SendFile()
+	sock, err := c.TCPConn.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	file, err := f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	held := c.held
+	c.holding = false
+	var sent int64
+	var serr error
+	cerr := file.Control(func(ffd uintptr) {
+		serr = sock.Write(func(sfd uintptr) bool {
+			var done bool
+			held, sent, done, err = sendStep(int(sfd), int(ffd), held, &off, n, sent)
+			return done
+		})
+	})
+	c.putHeld()
+	advance(sent)
+	return sent, errors.Join(err, serr, cerr)
+}
+
+// sendStep sends what it can without blocking; done is false when the socket is
+// full (the poller waits for it and calls again).
+func sendStep(sfd, ffd int, held []byte, off *int64, n, sent int64) ([]byte, int64, bool, error) {
+	for len(held) > 0 {
+		m, err := syscall.SendmsgN(sfd, held, nil, nil, syscall.MSG_MORE)
+		if err == syscall.EAGAIN {
+			return held, sent, false, nil
+		} else if err != nil && err != syscall.EINTR {
+			return held, sent, true, err
+		}
+		held = held[max(m, 0):]
+	}
+	for sent < n {
+		m, err := syscall.Sendfile(sfd, ffd, off, int(min(n-sent, 1<<30)))
+		sent += int64(max(m, 0))
+		switch {
+		case err == syscall.EAGAIN:
+			return held, sent, false, nil
+		case err != nil && err != syscall.EINTR:
+			return held, sent, true, err
+		case err == nil && m == 0:
+			return held, sent, true, io.ErrUnexpectedEOF
+		}
+	}
+	return held, sent, true, nil
+}
+
 // connOf returns the batchConn r came over, nil if none.
 func connOf(r *http.Request) *batchConn {
 	bc, _ := r.Context().Value(connKey{}).(*batchConn)
 	return bc
+}
+
+// readFromBatched sends r through rf (the response's ReadFrom, which writes the
+// header and hands the body to the connection); for a fileSource over a batchConn
+// the header is held and leaves with the first file bytes.
+func readFromBatched(rf io.ReaderFrom, bc *batchConn, r io.Reader, sendfile bool) (int64, error) {
+	if bc == nil || !sendfile {
+		return rf.ReadFrom(r)
+	}
+	bc.hold()
+	n, err := rf.ReadFrom(r)
+	if rerr := bc.release(); err == nil {
+		err = rerr
+	}
+	return n, err
 }
 
 // writeBatched writes p, a whole body in memory, through w; over a batchConn bc the
