@@ -152,7 +152,12 @@ func (c *Content) keepOpen(r blob.Reader, f *os.File, size int64) (*entry, error
 		}
 		return nil, coffer.Internal(err, "read blob")
 	}
-	return &entry{f: newSharedFile(r, f, size)}, nil
+	sf, err := newSharedFile(r, f, size)
+	if err != nil {
+		r.Close()
+		return nil, coffer.Internal(err, "read blob")
+	}
+	return &entry{f: sf}, nil
 }
 
 // BytesReader returns a blob reader over b, which must not change. It hands out its

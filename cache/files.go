@@ -32,12 +32,21 @@ type sharedFile struct {
 	f    *os.File
 	size int64
 	refs atomic.Int64
+	// head is the file's first bytes: net/http reads them (to sniff, before it hands
+	// the rest to sendfile) with no system call.
+	head []byte
 }
 
-func newSharedFile(r blob.Reader, f *os.File, size int64) *sharedFile {
-	s := &sharedFile{r: r, f: f, size: size}
+// headSize is net/http's sniffLen.
+const headSize = 512
+
+func newSharedFile(r blob.Reader, f *os.File, size int64) (*sharedFile, error) {
+	s := &sharedFile{r: r, f: f, size: size, head: make([]byte, min(size, headSize))}
+	if _, err := f.ReadAt(s.head, 0); err != nil {
+		return nil, err
+	}
 	s.refs.Store(1) // the cache's
-	return s
+	return s, nil
 }
 
 // acquire takes a reference unless the file is already closed or closing.
@@ -88,6 +97,11 @@ func (r *fileReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	p = p[:min(int64(len(p)), r.s.size-r.off)]
+	if r.off < int64(len(r.s.head)) {
+		n := copy(p, r.s.head[r.off:])
+		r.off += int64(n)
+		return n, nil
+	}
 	n, err := r.s.f.ReadAt(p, r.off)
 	r.off += int64(n)
 	if err == io.EOF && n > 0 {
