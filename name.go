@@ -83,7 +83,19 @@ func ParseFileID(s string) (string, error) {
 	if err != nil {
 		return "", Errorf(EINVALID, "file id must be a UUID")
 	}
+	if !hasUpper(s) { // already canonical: 36 characters, hyphens placed, lower case
+		return s, nil
+	}
 	return u.String(), nil
+}
+
+func hasUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // NewFileID returns a random (v4) file id.

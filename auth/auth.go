@@ -43,6 +43,9 @@ type Authenticator struct {
 	cfg       Config
 	adminHash [32]byte
 	jwt       *jwtVerifier // nil when JWT is disabled
+	// anon is every anonymous request's principal: principals are read-only once
+	// made (cached JWT principals are shared the same way).
+	anon *coffer.Principal
 }
 
 // New returns an Authenticator. With a "jwk_url" JWT secret it fetches the key
@@ -53,7 +56,7 @@ func New(cfg Config) (*Authenticator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	a := &Authenticator{cfg: cfg, adminHash: sha256.Sum256([]byte(cfg.AdminSecret))}
+	a := &Authenticator{cfg: cfg, adminHash: sha256.Sum256([]byte(cfg.AdminSecret)), anon: coffer.AnonymousPrincipal(cfg.UnauthorizedRole)}
 	if cfg.JWTSecret == "" {
 		return a, nil
 	}
@@ -113,14 +116,14 @@ func (a *Authenticator) Principal(r *http.Request) (*coffer.Principal, error) {
 		}
 		return a.jwt.principal(r.Context(), token, role)
 	}
-	return coffer.AnonymousPrincipal(a.cfg.UnauthorizedRole), nil
+	return a.anon, nil
 }
 
 func (a *Authenticator) anonymousOr(err error) (*coffer.Principal, error) {
 	if err != nil {
 		return nil, err
 	}
-	return coffer.AnonymousPrincipal(a.cfg.UnauthorizedRole), nil
+	return a.anon, nil
 }
 
 // checkAdmin compares the admin secret header with the configured secret.

@@ -36,19 +36,27 @@ type cachedPrincipal struct {
 // room: cheap, and good enough against a working set that exceeds the bound.
 type tokenCache struct {
 	mu      sync.RWMutex
-	entries map[string]cachedPrincipal
+	entries map[tokenKey]cachedPrincipal
 	max     int
 }
 
 func newTokenCache(max int) *tokenCache {
-	return &tokenCache{entries: make(map[string]cachedPrincipal), max: max}
+	return &tokenCache{entries: make(map[tokenKey]cachedPrincipal), max: max}
 }
 
-func tokenCacheKey(token, roleHeader string) string { return roleHeader + "\x00" + token }
+// tokenKey is a cache key: a struct of the request's strings, so a lookup builds
+// nothing.
+type tokenKey struct{ role, token string }
+
+func tokenCacheKey(token, roleHeader string) tokenKey {
+	return tokenKey{role: roleHeader, token: token}
+}
+
+func (k tokenKey) size() int { return len(k.role) + len(k.token) }
 
 // get returns the entry cached for key if its deadline has not passed at now. The
 // principal is shared: callers must not modify it.
-func (c *tokenCache) get(key string, now time.Time) (cachedPrincipal, bool) {
+func (c *tokenCache) get(key tokenKey, now time.Time) (cachedPrincipal, bool) {
 	c.mu.RLock()
 	e, ok := c.entries[key]
 	c.mu.RUnlock()
@@ -59,8 +67,8 @@ func (c *tokenCache) get(key string, now time.Time) (cachedPrincipal, bool) {
 }
 
 // put remembers e for key until e.deadline; now is the current time.
-func (c *tokenCache) put(key string, e cachedPrincipal, now time.Time) {
-	if len(key) > tokenCacheMaxKey {
+func (c *tokenCache) put(key tokenKey, e cachedPrincipal, now time.Time) {
+	if key.size() > tokenCacheMaxKey {
 		return
 	}
 	c.mu.Lock()

@@ -67,20 +67,20 @@ func TestTokenCacheBounded(t *testing.T) {
 	c := newTokenCache(100)
 	p := &coffer.Principal{Role: "user"}
 	for i := range 1000 {
-		c.put(fmt.Sprint(i), cachedPrincipal{p: p, deadline: testNow.Add(time.Minute)}, testNow)
+		c.put(tokenKey{token: fmt.Sprint(i)}, cachedPrincipal{p: p, deadline: testNow.Add(time.Minute)}, testNow)
 	}
 	if n := c.len(); n > 100 {
 		t.Fatalf("%d entries, bound 100", n)
 	}
 	// Expired entries make room first.
 	c = newTokenCache(2)
-	c.put("old", cachedPrincipal{p: p, deadline: testNow.Add(time.Second)}, testNow)
-	c.put("live", cachedPrincipal{p: p, deadline: testNow.Add(time.Hour)}, testNow)
-	c.put("new", cachedPrincipal{p: p, deadline: testNow.Add(time.Hour)}, testNow.Add(time.Minute))
-	if _, ok := c.get("live", testNow.Add(time.Minute)); !ok {
+	c.put(tokenKey{token: "old"}, cachedPrincipal{p: p, deadline: testNow.Add(time.Second)}, testNow)
+	c.put(tokenKey{token: "live"}, cachedPrincipal{p: p, deadline: testNow.Add(time.Hour)}, testNow)
+	c.put(tokenKey{token: "new"}, cachedPrincipal{p: p, deadline: testNow.Add(time.Hour)}, testNow.Add(time.Minute))
+	if _, ok := c.get(tokenKey{token: "live"}, testNow.Add(time.Minute)); !ok {
 		t.Fatal("a live entry was evicted while an expired one could go")
 	}
-	c.put(string(make([]byte, tokenCacheMaxKey+1)), cachedPrincipal{p: p, deadline: testNow.Add(time.Hour)}, testNow)
+	c.put(tokenKey{token: string(make([]byte, tokenCacheMaxKey+1))}, cachedPrincipal{p: p, deadline: testNow.Add(time.Hour)}, testNow)
 	if c.len() > 2 {
 		t.Fatal("oversized key cached")
 	}

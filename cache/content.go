@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/blob"
@@ -34,12 +35,13 @@ func (c ContentConfig) Validate() error {
 // entryOverhead approximates the bytes an entry costs beyond its contents (key, node).
 const entryOverhead = 128
 
-// Content serves small blobs from memory. Entries are keyed by blob key, which is never
-// reused, so they need no invalidation: eviction is by size only.
+// Content serves small blobs from memory or, on disk from sendfileMin up, from files
+// it keeps open. Entries are keyed by blob key, which is never reused, so they need
+// no invalidation (eviction is by size); Forget drops a deleted blob's entry.
 type Content struct {
 	blobs *blob.Store
 	cfg   ContentConfig
-	c     *otter.Cache[string, []byte] // nil when disabled
+	c     *otter.Cache[string, *entry] // nil when disabled
 	stats *stats.Counter
 }
 
@@ -53,9 +55,20 @@ func NewContent(blobs *blob.Store, cfg ContentConfig) (*Content, error) {
 		return c, nil
 	}
 	var err error
-	c.c, err = otter.New(&otter.Options[string, []byte]{
+	minFile := cfg.MaxBytes / maxFiles
+	c.c, err = otter.New(&otter.Options[string, *entry]{
 		MaximumWeight: uint64(cfg.MaxBytes),
-		Weigher:       func(k string, v []byte) uint32 { return uint32(len(k) + len(v) + entryOverhead) },
+		Weigher: func(k string, v *entry) uint32 {
+			if v.f != nil {
+				return uint32(len(k) + int(max(v.f.size, minFile)) + entryOverhead)
+			}
+			return uint32(len(k) + len(v.b) + entryOverhead)
+		},
+		OnAtomicDeletion: func(e otter.DeletionEvent[string, *entry]) {
+			if e.Value != nil && e.Value.f != nil {
+				e.Value.f.release() // the cache's reference
+			}
+		},
 		StatsRecorder: c.stats,
 	})
 	return c, err
@@ -72,30 +85,50 @@ func (c *Content) WeightedSize() uint64 {
 	return c.c.WeightedSize()
 }
 
+// Forget drops blob key, which was deleted: an open file held for it would keep its
+// disk space until evicted.
+func (c *Content) Forget(key string) {
+	if c.c != nil {
+		c.c.Invalidate(key)
+	}
+}
+
 // Open returns a reader of blob key, whose size the metadata says is size. A blob up
-// to MaxFile comes from memory (hit true) or is read whole into the cache first;
-// concurrent misses of one key read it once. Larger blobs are opened as they are.
+// to MaxFile comes from the cache (hit true) or is read whole into it first (or kept
+// open, see sendfileMin); concurrent misses of one key load it once. Larger blobs are
+// opened as they are.
 func (c *Content) Open(ctx context.Context, key string, size int64) (r blob.Reader, hit bool, err error) {
 	if c.c == nil || size > c.cfg.MaxFile || size < 0 {
 		r, err = c.blobs.Open(ctx, key)
 		return r, false, err
 	}
 	loaded := false
-	b, err := c.c.Get(ctx, key, otter.LoaderFunc[string, []byte](func(ctx context.Context, key string) ([]byte, error) {
+	e, err := c.c.Get(ctx, key, otter.LoaderFunc[string, *entry](func(ctx context.Context, key string) (*entry, error) {
 		loaded = true
 		return c.load(ctx, key, size)
 	}))
 	if err != nil {
 		return nil, false, err
 	}
-	return BytesReader(key, b), !loaded, nil
+	if e.f == nil {
+		return BytesReader(key, e.b), !loaded, nil
+	}
+	if !e.f.acquire() { // evicted and closed since Get: open it again
+		r, err = c.blobs.Open(ctx, key)
+		return r, false, err
+	}
+	return &fileReader{s: e.f, key: key}, !loaded, nil
 }
 
-// load reads a whole blob, checking it has the size the metadata promised.
-func (c *Content) load(ctx context.Context, key string, size int64) ([]byte, error) {
+// load reads a whole blob, checking it has the size the metadata promised; a large
+// enough blob on disk is kept open instead.
+func (c *Content) load(ctx context.Context, key string, size int64) (*entry, error) {
 	r, err := c.blobs.Open(ctx, key)
 	if err != nil {
 		return nil, err
+	}
+	if f := osFileOf(r); f != nil && size >= sendfileMin {
+		return c.keepOpen(r, f, size)
 	}
 	defer r.Close()
 	buf := make([]byte, size+1)
@@ -106,18 +139,38 @@ func (c *Content) load(ctx context.Context, key string, size int64) ([]byte, err
 	if int64(n) != size {
 		return nil, coffer.Internal(errors.New("blob size differs from metadata"), "read blob")
 	}
-	return buf[:n:n], nil
+	return &entry{b: buf[:n:n]}, nil
+}
+
+// keepOpen makes an entry of an open blob file, checking its size.
+func (c *Content) keepOpen(r blob.Reader, f *os.File, size int64) (*entry, error) {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() != size {
+		r.Close()
+		if err == nil {
+			err = errors.New("blob size differs from metadata")
+		}
+		return nil, coffer.Internal(err, "read blob")
+	}
+	sf, err := newSharedFile(r, f, size)
+	if err != nil {
+		r.Close()
+		return nil, coffer.Internal(err, "read blob")
+	}
+	return &entry{f: sf}, nil
 }
 
 // BytesReader returns a blob reader over b, which must not change. It hands out its
 // bytes without copying (NextBytes), so servers can send them in one write.
 func BytesReader(key string, b []byte) blob.Reader {
-	return &memReader{Reader: bytes.NewReader(b), b: b, key: key}
+	m := &memReader{b: b, key: key} // one allocation: the bytes.Reader is inside
+	m.Reader.Reset(b)
+	return m
 }
 
 // memReader is a blob in memory.
 type memReader struct {
-	*bytes.Reader
+	bytes.Reader
 	b   []byte
 	key string
 }

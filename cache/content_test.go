@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/blob/fsblob"
 	"github.com/coffer/coffer/blob/memblob"
 )
 
@@ -65,4 +66,58 @@ func TestContentCache(t *testing.T) {
 	if _, _, err := c.Open(ctx, "f/aa/missing", 5); err == nil {
 		t.Fatal("missing blob opened")
 	}
+}
+
+// Blobs on disk from sendfileMin up are held as open files: readers read them at
+// their own offsets, and the file is closed only when the cache and every reader
+// have let go.
+func TestContentCacheFiles(t *testing.T) {
+	d, err := fsblob.New(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := blob.New(d)
+	ctx := context.Background()
+	data := bytes.Repeat([]byte("0123456789abcdef"), sendfileMin/16+3)
+	store.Put(ctx, "f/aa/x", bytes.NewReader(data), int64(len(data)))
+	c, err := NewContent(store, ContentConfig{MaxBytes: 1 << 20, MaxFile: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(wantHit bool) *fileReader {
+		r, hit, err := c.Open(ctx, "f/aa/x", int64(len(data)))
+		fr, ok := r.(*fileReader)
+		if err != nil || hit != wantHit || !ok {
+			t.Fatalf("open: %T hit %v err %v", r, hit, err)
+		}
+		return fr
+	}
+	r1 := open(false)
+	calls := store.Calls()
+	r2 := open(true)
+	if store.Calls() != calls {
+		t.Fatal("a hit called the blob store")
+	}
+	r2.Seek(5, io.SeekStart)
+	if got, _ := io.ReadAll(r2); !bytes.Equal(got, data[5:]) {
+		t.Fatal("read from offset 5 differs")
+	}
+	if got, _ := io.ReadAll(r1); !bytes.Equal(got, data) || r1.Attrs().Size != int64(len(data)) {
+		t.Fatal("second reader's contents differ")
+	}
+	f, off, _ := r1.SendFile()
+	if off != int64(len(data)) {
+		t.Fatalf("SendFile offset %d", off)
+	}
+	c.Forget("f/aa/x")
+	r2.Close()
+	if _, err := f.Stat(); err != nil {
+		t.Fatal("file closed while a reader holds it")
+	}
+	r1.Close()
+	r1.Close() // twice is harmless
+	if _, err := f.Stat(); err == nil {
+		t.Fatal("file still open after the cache and every reader let go")
+	}
+	open(false) // forgotten: loaded again
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coffer/coffer/httpapi"
 )
@@ -61,6 +62,9 @@ func TestUploadDownloadRoundTrip(t *testing.T) {
 	}
 	if resp.Header.Get("Last-Modified") == "" || resp.Header.Get("X-Request-Id") == "" {
 		t.Error("missing Last-Modified or X-Request-Id")
+	}
+	if d, err := http.ParseTime(resp.Header.Get("Date")); err != nil || time.Since(d).Abs() > 2*time.Second {
+		t.Errorf("Date %q: %v", resp.Header.Get("Date"), err)
 	}
 }
 

@@ -78,12 +78,12 @@ func New(cfg Config, svc *service.Service, authn *auth.Authenticator, signer *au
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.root.ServeHTTP(w, r) }
 
 func (h *Handler) routes() {
-	m := h.mux
+	m := routeMux{h.mux}
 	m.HandleFunc("GET /healthz", h.healthz)
 	m.HandleFunc("GET /v1/version", h.version)
 	m.HandleFunc("GET /v1/openapi.yaml", h.openapi)
 	if h.cfg.Metrics != nil {
-		m.Handle("GET /metrics", h.cfg.Metrics.Handler())
+		m.HandleFunc("GET /metrics", h.cfg.Metrics.Handler().ServeHTTP)
 	}
 
 	m.HandleFunc("POST /v1/files", h.uploadFiles)
@@ -121,6 +121,21 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /v1/ops/delete-broken-metadata", h.deleteBrokenMetadata)
 	m.HandleFunc("POST /v1/ops/list-not-uploaded", h.listNotUploaded)
 	m.HandleFunc("POST /v1/ops/sweep", h.sweep)
+}
+
+// routeMux registers handlers that record their route pattern for the middleware,
+// so each request is routed once: the mux's own answers (404, 405, redirects) are the
+// requests without a route.
+type routeMux struct{ *http.ServeMux }
+
+func (m routeMux) HandleFunc(pattern string, fn http.HandlerFunc) {
+	m.ServeMux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if st := state(r); st != nil {
+			st.route = r.Pattern
+			w = &st.sw // the middleware's writer, without its wrapper for the mux's answers
+		}
+		fn(w, r)
+	})
 }
 
 func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) {

@@ -162,3 +162,27 @@ func TestStalledUploadCutOff(t *testing.T) {
 		t.Fatalf("server kept the stalled connection open: %v after %v", err, time.Since(start))
 	}
 }
+
+// Cached files below, at and above the size from which the content cache keeps them
+// open (and the server sends them with sendfile) come back whole and by range, on
+// the first GET and from the cache.
+func TestCachedFileSizes(t *testing.T) {
+	e, alice := hotEnv(t)
+	for _, size := range []int{16<<10 - 1, 16 << 10, 100<<10 + 7, 900 << 10} {
+		data := content(size)
+		path := "/v1/files/" + e.uploadData(alice, "priv", data)
+		for i := range 3 {
+			if b := mustStatus(t, e.do("GET", path, nil, false, "Authorization", alice), http.StatusOK, nil); !bytes.Equal(b, data) {
+				t.Fatalf("size %d, GET %d: body differs (%d bytes)", size, i, len(b))
+			}
+		}
+		resp := e.do("GET", path, nil, false, "Authorization", alice, "Range", "bytes=9000-")
+		if b := mustStatus(t, resp, http.StatusPartialContent, nil); !bytes.Equal(b, data[9000:]) {
+			t.Fatalf("size %d: range differs", size)
+		}
+		resp = e.do("GET", path, nil, false, "Authorization", alice, "Range", "bytes=0-1,5-6")
+		if b := mustStatus(t, resp, http.StatusPartialContent, nil); !bytes.Contains(b, data[5:7]) {
+			t.Fatalf("size %d: multipart range lacks its parts", size)
+		}
+	}
+}

@@ -119,6 +119,7 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 		t.Fatal(err)
 	}
 	srv.Config.Handler = h
+	srv.Listener, srv.Config.ConnContext = httpapi.Listener(srv.Listener), httpapi.ConnContext // as cmd/coffer serves
 	srv.Start()
 	t.Cleanup(func() { srv.Close(); blobs.Close(); m.Close() })
 	tt, _ := t.(*testing.T)

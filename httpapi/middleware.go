@@ -19,19 +19,43 @@ import (
 	"github.com/coffer/coffer/internal/timing"
 )
 
-// reqState is what the middleware knows about a request, in one context value.
+// reqState is what the middleware knows about a request. It is the request's context
+// (see Value), made in one allocation with the writer and body wrappers.
 type reqState struct {
-	id    string
-	log   *slog.Logger // without the request id; logger adds it when needed
-	p     *coffer.Principal
-	timer timing.Recorder
+	context.Context // the request's context before wrap
+	id              string
+	log             *slog.Logger // without the request id; logger adds it when needed
+	p               *coffer.Principal
+	timer           timing.Recorder
+	sw              statusWriter
+	body            countingBody
+	route           string // the matched pattern, for metrics; "" if none
+	// muxErrors wraps sw for requests that match no route.
+	muxErrors jsonErrors
+	// deadline is the response's write deadline, applied just before its first byte.
+	deadline time.Time
 }
 
 type ctxKey struct{}
 
 func state(r *http.Request) *reqState {
+	if st, ok := r.Context().(*reqState); ok { // the request's own context, as wrap made it
+		return st
+	}
 	st, _ := r.Context().Value(ctxKey{}).(*reqState)
 	return st
+}
+
+// Value makes the request state the request's context, carrying itself and its
+// Server-Timing recorder without two context.WithValue layers.
+func (st *reqState) Value(key any) any {
+	switch {
+	case key == ctxKey{}:
+		return st
+	case timing.IsKey(key):
+		return &st.timer
+	}
+	return st.Context.Value(key)
 }
 
 func requestID(r *http.Request) string {
@@ -97,8 +121,9 @@ type statusWriter struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
-	timer  *timing.Recorder
+	st     *reqState
 	start  time.Time
+	conn   *batchConn // nil unless served through Listener
 }
 
 // headers runs once, before the first byte of the response.
@@ -107,8 +132,32 @@ func (s *statusWriter) headers(code int) {
 		return
 	}
 	s.status = code
-	s.timer.Add("app", time.Since(s.start), "")
-	s.ResponseWriter.Header().Set("Server-Timing", s.timer.Header())
+	s.applyDeadline()
+	s.st.timer.Add("app", time.Since(s.start), "")
+	s.ResponseWriter.Header()["Server-Timing"] = []string{s.st.timer.Header()}
+}
+
+// applyDeadline sets the write deadline on the connection: once per response, when
+// the first byte is about to go out (a deadline only matters to writes).
+func (s *statusWriter) applyDeadline() {
+	if d, ok := s.ResponseWriter.(interface{ SetWriteDeadline(time.Time) error }); ok {
+		_ = d.SetWriteDeadline(s.st.deadline)
+		return
+	}
+	_ = http.NewResponseController(s.ResponseWriter).SetWriteDeadline(s.st.deadline)
+}
+
+// setWriteDeadline sets the time by which r's response must be written.
+func setWriteDeadline(w http.ResponseWriter, r *http.Request, t time.Time) {
+	st := state(r)
+	if st == nil {
+		_ = http.NewResponseController(w).SetWriteDeadline(t)
+		return
+	}
+	st.deadline = t
+	if st.sw.status != 0 { // already writing
+		st.sw.applyDeadline()
+	}
 }
 
 func (s *statusWriter) WriteHeader(code int) {
@@ -141,11 +190,11 @@ func (s *statusWriter) ReadFrom(r io.Reader) (int64, error) {
 	switch src := sourceOf(r); {
 	case src.mem != nil:
 		var m int
-		m, err = s.ResponseWriter.Write(src.mem.NextBytes(src.limit))
+		m, err = writeBatched(s.ResponseWriter, s.conn, src.mem.NextBytes(src.limit))
 		n = int64(m)
-	case src.file:
+	case src.file, src.sendfile:
 		if rf, ok := s.ResponseWriter.(io.ReaderFrom); ok {
-			n, err = rf.ReadFrom(r)
+			n, err = readFromBatched(rf, s.conn, r, src.sendfile)
 			break
 		}
 		fallthrough
@@ -163,9 +212,10 @@ func (s *statusWriter) ReadFrom(r io.Reader) (int64, error) {
 type byteSource interface{ NextBytes(n int64) []byte }
 
 type source struct {
-	mem   byteSource
-	limit int64
-	file  bool // an *os.File: sendfile applies
+	mem      byteSource
+	limit    int64
+	file     bool // an *os.File: sendfile applies
+	sendfile bool // a fileSource: batchConn sends it with sendfile
 }
 
 // sourceOf looks through the io.LimitedReader that http.ServeContent wraps bodies in.
@@ -179,6 +229,8 @@ func sourceOf(r io.Reader) source {
 		return source{mem: v, limit: limit}
 	case *os.File:
 		return source{file: true}
+	case fileSource:
+		return source{sendfile: true}
 	}
 	return source{}
 }
@@ -194,42 +246,37 @@ type writerOnly struct{ io.Writer }
 type countingBody struct {
 	io.ReadCloser
 	n    int64
-	rc   *http.ResponseController
+	w    http.ResponseWriter
 	idle time.Duration
 }
 
 func (c *countingBody) Read(p []byte) (int, error) {
 	if c.idle > 0 {
-		_ = c.rc.SetReadDeadline(time.Now().Add(c.idle))
+		c.setReadDeadline(time.Now().Add(c.idle))
 	}
 	n, err := c.ReadCloser.Read(p)
 	c.n += int64(n)
 	if err == io.EOF && c.idle > 0 { // a stalled body keeps its deadline, so the server's drain fails too
-		_ = c.rc.SetReadDeadline(time.Time{})
+		c.setReadDeadline(time.Time{})
 		c.idle = 0
 	}
 	return n, err
+}
+
+func (c *countingBody) setReadDeadline(t time.Time) {
+	if d, ok := c.w.(interface{ SetReadDeadline(time.Time) error }); ok {
+		_ = d.SetReadDeadline(t)
+		return
+	}
+	_ = http.NewResponseController(c.w).SetReadDeadline(t)
 }
 
 // wrap adds request id, Server-Timing, metrics, structured access log, panic recovery,
 // nosniff and the principal to every request.
 func (h *Handler) wrap() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		st := &reqState{id: h.newRequestID(r), log: h.log}
-		ctx := context.WithValue(r.Context(), ctxKey{}, st)
-		r = r.WithContext(timing.NewContext(ctx, &st.timer))
-		sw := &statusWriter{ResponseWriter: w, timer: &st.timer, start: start}
-		rc := http.NewResponseController(w)
-		_ = rc.SetWriteDeadline(start.Add(h.cfg.WriteTimeout)) // downloads extend it by size
-		body := &countingBody{ReadCloser: r.Body, rc: rc}
-		if r.ContentLength != 0 {
-			body.idle = h.cfg.ReadIdleTimeout
-		}
-		r.Body = body
-		w.Header().Set("X-Request-Id", st.id)
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		_, route := h.mux.Handler(r) // the pattern, for metrics; ServeHTTP below sets PathValue
+		st, r := h.begin(w, r)
+		sw := &st.sw
 		var end func(string, string, int, time.Duration, int64, int64)
 		if h.cfg.Metrics != nil {
 			end = h.cfg.Metrics.Begin()
@@ -244,29 +291,56 @@ func (h *Handler) wrap() http.Handler {
 					writeErrorStatus(sw, http.StatusInternalServerError, "internal error (request id "+st.id+")")
 				}
 			}
-			d := time.Since(start)
+			if sw.status == 0 { // nothing written: net/http writes an empty 200 after us
+				sw.applyDeadline()
+			}
+			d := time.Since(sw.start)
 			if end != nil {
-				end(route, r.Method, sw.status, d, body.n, sw.bytes)
+				end(st.route, r.Method, sw.status, d, st.body.n, sw.bytes)
 			}
 			if h.log.Enabled(r.Context(), slog.LevelInfo) {
 				st.log.Info("request", "request_id", st.id, "method", r.Method, "path", r.URL.Path,
 					"status", sw.status, "bytes", sw.bytes, "duration_ms", float64(d.Microseconds())/1000)
 			}
 		}()
-		authStart := time.Now()
-		p, err := h.authn.Principal(r)
-		st.timer.Add("auth", time.Since(authStart), "")
-		if err != nil {
-			writeError(sw, r, err)
+		if !h.authenticate(st, r) {
 			return
 		}
-		st.p = p
-		var out http.ResponseWriter = sw
-		if route == "" {
-			out = &jsonErrors{ResponseWriter: sw} // the mux's own 404/405 answers, as JSON
-		}
-		h.mux.ServeHTTP(out, r)
+		st.muxErrors = jsonErrors{ResponseWriter: sw} // for the mux's own 404/405 answers, as JSON
+		h.mux.ServeHTTP(&st.muxErrors, r)             // a route's handler writes to sw (routeMux)
 	})
+}
+
+// begin makes the request's state (one allocation for it, the response writer
+// wrapper and the body wrapper), puts it in the context and sets the common headers.
+func (h *Handler) begin(w http.ResponseWriter, r *http.Request) (*reqState, *http.Request) {
+	start := time.Now()
+	st := &reqState{id: h.newRequestID(r), log: h.log, deadline: start.Add(h.cfg.WriteTimeout)} // downloads extend it by size
+	st.Context = r.Context()
+	r = r.WithContext(st)
+	st.sw = statusWriter{ResponseWriter: w, st: st, start: start, conn: connOf(r)}
+	st.body = countingBody{ReadCloser: r.Body, w: w}
+	if r.ContentLength != 0 {
+		st.body.idle = h.cfg.ReadIdleTimeout
+	}
+	r.Body = &st.body
+	vals := []string{st.id, "nosniff"} // one allocation for both value slices
+	hd := w.Header()
+	hd["X-Request-Id"], hd["X-Content-Type-Options"] = vals[0:1:1], vals[1:2:2]
+	return st, r
+}
+
+// authenticate sets st's principal, or answers the request with the error.
+func (h *Handler) authenticate(st *reqState, r *http.Request) bool {
+	authStart := time.Now()
+	p, err := h.authn.Principal(r)
+	st.timer.Add("auth", time.Since(authStart), "")
+	if err != nil {
+		writeError(&st.sw, r, err)
+		return false
+	}
+	st.p = p
+	return true
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/coffer/coffer"
@@ -65,6 +66,9 @@ func FileID(id string) (string, bool) {
 	u, err := uuid.Parse(id)
 	if err != nil {
 		return "", false
+	}
+	if strings.ToLower(id) == id { // already canonical (ToLower does not allocate then)
+		return id, true
 	}
 	return u.String(), true
 }

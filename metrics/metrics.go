@@ -6,8 +6,11 @@
 package metrics
 
 import (
+	"maps"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +25,17 @@ type Metrics struct {
 	inFlight prometheus.Gauge
 	bytesIn  prometheus.Counter
 	bytesOut prometheus.Counter
+	endFn    func(route, method string, status int, d time.Duration, in, out int64)
+	// observers caches duration's histogram per route, method and status, for a
+	// lookup without WithLabelValues' hashing and status formatting. The map is never
+	// changed: a new label set copies it (mu orders the copies).
+	observers atomic.Pointer[map[observerKey]prometheus.Observer]
+	mu        sync.Mutex
+}
+
+type observerKey struct {
+	route, method string
+	status        int
 }
 
 // New returns metrics with the Go runtime and process collectors registered.
@@ -45,6 +59,7 @@ func New() *Metrics {
 	}
 	m.reg.MustRegister(m.duration, m.inFlight, m.bytesIn, m.bytesOut,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.endFn = m.end
 	return m
 }
 
@@ -60,7 +75,7 @@ func (m *Metrics) Register(cs ...prometheus.Collector) { m.reg.MustRegister(cs..
 // ends.
 func (m *Metrics) Begin() func(route, method string, status int, d time.Duration, in, out int64) {
 	m.inFlight.Inc()
-	return m.end
+	return m.endFn
 }
 
 func (m *Metrics) end(route, method string, status int, d time.Duration, in, out int64) {
@@ -68,7 +83,29 @@ func (m *Metrics) end(route, method string, status int, d time.Duration, in, out
 	if route == "" {
 		route = "unmatched" // never the raw path: that would explode the label set
 	}
-	m.duration.WithLabelValues(route, method, strconv.Itoa(status)).Observe(d.Seconds())
+	m.observer(route, method, status).Observe(d.Seconds())
 	m.bytesIn.Add(float64(in))
 	m.bytesOut.Add(float64(out))
+}
+
+// observer returns the duration histogram of one label set. The set of routes is
+// fixed, but methods of unmatched requests come from clients: those are not cached.
+func (m *Metrics) observer(route, method string, status int) prometheus.Observer {
+	k := observerKey{route, method, status}
+	if cur := m.observers.Load(); cur != nil {
+		if o, ok := (*cur)[k]; ok {
+			return o
+		}
+	}
+	o := m.duration.WithLabelValues(route, method, strconv.Itoa(status))
+	if route != "unmatched" {
+		m.mu.Lock()
+		next := map[observerKey]prometheus.Observer{k: o}
+		if cur := m.observers.Load(); cur != nil {
+			maps.Copy(next, *cur)
+		}
+		m.observers.Store(&next)
+		m.mu.Unlock()
+	}
+	return o
 }

@@ -116,6 +116,7 @@ func (s *Service) DeleteOrphans(ctx context.Context, p *coffer.Principal) ([]str
 		if !orphan {
 			continue
 		}
+		s.content.Forget(key)
 		if err := s.blobs.Delete(ctx, key); err != nil {
 			return deleted, err
 		}

@@ -123,6 +123,7 @@ func errFileNotFound() error { return coffer.Errorf(coffer.ENOTFOUND, "file not 
 // and left to the sweeper.
 func (s *Service) deleteBlob(ctx context.Context, key string) {
 	ctx = context.WithoutCancel(ctx)
+	s.content.Forget(key)
 	if err := s.blobs.Delete(ctx, key); err != nil {
 		s.log.Warn("blob delete failed; the sweeper will retry", "key", key, "err", err)
 	}

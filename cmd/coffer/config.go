@@ -71,7 +71,7 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.RulesFile, "rules", "", "permission rules file (YAML or JSON); replaces the stored rules at start. Empty: keep the stored rules")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
 	fs.DurationVar(&c.SweepInterval, "sweep-interval", time.Hour, "how often abandoned uploads and orphan blobs are swept")
-	fs.Int64Var(&c.ContentCacheSize, "content-cache-size", 256<<20, "bytes of small, hot file contents kept in memory; 0 disables")
+	fs.Int64Var(&c.ContentCacheSize, "content-cache-size", 256<<20, "bytes of small, hot file contents cached (in memory; disk blobs from 16 KB up are kept open and sent with sendfile); 0 disables")
 	fs.Int64Var(&c.ContentCacheMax, "content-cache-max-file", 1<<20, "largest file (bytes) the content cache holds; larger files always stream")
 	fs.IntVar(&c.MetaCacheFiles, "meta-cache-files", 100_000, "file metadata rows cached in memory (bucket settings: up to 10,000)")
 	fs.DurationVar(&c.MetaCacheTTL, "meta-cache-ttl", 5*time.Minute, "safety-net TTL of cached metadata (changes invalidate at once; across nodes via PostgreSQL NOTIFY)")

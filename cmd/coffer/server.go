@@ -277,6 +277,7 @@ func (s *server) build(ctx context.Context) error {
 	// written under per-request deadlines that httpapi sets and extends as bytes move.
 	s.http = &http.Server{
 		Handler:           h,
+		ConnContext:       httpapi.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
@@ -291,7 +292,7 @@ func (s *server) listen() error {
 	if err != nil {
 		return err
 	}
-	s.ln = ln
+	s.ln = httpapi.Listener(ln)
 	return nil
 }
 

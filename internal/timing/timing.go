@@ -8,7 +8,6 @@ package timing
 import (
 	"context"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -33,6 +32,13 @@ type ctxKey struct{}
 // NewContext returns ctx carrying r.
 func NewContext(ctx context.Context, r *Recorder) context.Context {
 	return context.WithValue(ctx, ctxKey{}, r)
+}
+
+// IsKey reports whether key is the context key of a Recorder, for a context type that
+// carries one in its own Value method instead of through NewContext.
+func IsKey(key any) bool {
+	_, ok := key.(ctxKey)
+	return ok
 }
 
 // FromContext returns the recorder of ctx, nil if none.
@@ -71,21 +77,19 @@ func (r *Recorder) Header() string {
 	if r == nil || r.n == 0 {
 		return ""
 	}
-	var b strings.Builder
+	b := make([]byte, 0, 256) // on the stack: one allocation, for the string
 	for i, e := range r.entries[:r.n] {
 		if i > 0 {
-			b.WriteString(", ")
+			b = append(b, ", "...)
 		}
-		b.WriteString(e.name)
+		b = append(b, e.name...)
 		if e.timed {
-			b.WriteString(";dur=")
-			b.WriteString(strconv.FormatFloat(float64(e.dur.Microseconds())/1000, 'f', -1, 64))
+			b = append(b, ";dur="...)
+			b = strconv.AppendFloat(b, float64(e.dur.Microseconds())/1000, 'f', -1, 64)
 		}
 		if e.desc != "" {
-			b.WriteString(`;desc="`)
-			b.WriteString(e.desc)
-			b.WriteByte('"')
+			b = append(append(append(b, `;desc="`...), e.desc...), '"')
 		}
 	}
-	return b.String()
+	return string(b)
 }

@@ -32,3 +32,24 @@ func TestNoRecorder(t *testing.T) {
 		t.Fatalf("Header() = %q", h)
 	}
 }
+
+// A context type can carry a Recorder in its own Value method.
+type ownCtx struct {
+	context.Context
+	r Recorder
+}
+
+func (c *ownCtx) Value(key any) any {
+	if IsKey(key) {
+		return &c.r
+	}
+	return c.Context.Value(key)
+}
+
+func TestIsKey(t *testing.T) {
+	c := &ownCtx{Context: context.Background()}
+	Note(c, "x", "")
+	if c.r.n != 1 || IsKey(struct{}{}) {
+		t.Fatalf("recorder not found through Value: %d entries", c.r.n)
+	}
+}

@@ -1,0 +1,211 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"syscall"
+)
+
+// Listener wraps ln so that a response whose body is already in memory (the
+// hot-content cache) leaves in one writev with its header: net/http writes the header
+// through a 4 KB buffer that it flushes on its own before the body, which costs a
+// second write system call and a separate small TCP segment per response. Serve with
+// ConnContext set too, or the wrapping has no effect.
+func Listener(ln net.Listener) net.Listener { return batchListener{ln} }
+
+// ConnContext is http.Server.ConnContext for connections from Listener: it lets the
+// handler reach the connection it writes to.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	if bc, ok := c.(*batchConn); ok {
+		return context.WithValue(ctx, connKey{}, bc)
+	}
+	return ctx
+}
+
+type connKey struct{}
+
+type batchListener struct{ net.Listener }
+
+func (l batchListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok && err == nil {
+		return &batchConn{TCPConn: tc}, nil
+	}
+	return c, err
+}
+
+// batchConn is a TCP connection that, while holding, keeps one small write (the
+// header flush) and sends it together with the next write in one writev. It is used
+// by the one goroutine serving the connection.
+type batchConn struct {
+	*net.TCPConn
+	holding bool
+	buf     *[holdLimit]byte // from heldBufs while holding a write
+	held    []byte           // the held write, in buf; nil if none
+	vec     [2][]byte
+	bufs    net.Buffers // over vec: a field, so writev allocates nothing
+}
+
+// holdLimit is the size of net/http's connection write buffer: a flush of it is the
+// write worth holding.
+const holdLimit = 4 << 10
+
+func (c *batchConn) Write(p []byte) (int, error) {
+	if !c.holding {
+		return c.TCPConn.Write(p)
+	}
+	if c.held == nil && len(p) <= holdLimit {
+		c.buf = heldBufs.Get().(*[holdLimit]byte)
+		c.held = append(c.buf[:0], p...) // the caller reuses p: keep a copy
+		return len(p), nil
+	}
+	c.holding = false
+	n := len(c.held)
+	c.vec = [2][]byte{c.held, p}
+	c.bufs = c.vec[:]
+	m, err := c.bufs.WriteTo(c.TCPConn)
+	c.vec = [2][]byte{} // no reference to p stays behind
+	c.putHeld()
+	return int(max(m-int64(n), 0)), err
+}
+
+// heldBufs lend the buffer for a held write while a body is written: one per
+// connection would cost 4 KB of memory for each idle keep-alive connection.
+var heldBufs = sync.Pool{New: func() any { return new([holdLimit]byte) }}
+
+func (c *batchConn) putHeld() {
+	if c.buf != nil {
+		heldBufs.Put(c.buf)
+	}
+	c.buf, c.held = nil, nil
+}
+
+// hold starts holding; release ends it and sends what is still held.
+func (c *batchConn) hold() { c.holding = true }
+
+func (c *batchConn) release() error {
+	c.holding = false
+	if c.held == nil {
+		return nil
+	}
+	_, err := c.TCPConn.Write(c.held)
+	c.putHeld()
+	return err
+}
+
+// ReadFrom keeps sendfile: net/http finds it on the connection it serves. A
+// fileSource (the content cache's open files) goes out with sendfile at its own
+// offset, after the held header, which is sent with MSG_MORE so that both share
+// segments.
+func (c *batchConn) ReadFrom(r io.Reader) (int64, error) {
+	if lr, ok := r.(*io.LimitedReader); ok {
+		if fs, ok := lr.R.(fileSource); ok {
+			n, err := c.sendFile(fs, lr.N)
+			lr.N -= n
+			return n, err
+		}
+	}
+	if err := c.release(); err != nil {
+		return 0, err
+	}
+	return c.TCPConn.ReadFrom(r)
+}
+
+// fileSource is a reader over a file that can be sent from an explicit offset.
+type fileSource interface {
+	SendFile() (f *os.File, off int64, advance func(int64))
+}
+
+// sendFile sends the held bytes (MSG_MORE) and then n bytes of fs with sendfile.
+func (c *batchConn) sendFile(fs fileSource, n int64) (int64, error) {
+	f, off, advance := fs.SendFile()
+	sock, err := c.TCPConn.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	file, err := f.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	held := c.held
+	c.holding = false
+	var sent int64
+	var serr error
+	cerr := file.Control(func(ffd uintptr) {
+		serr = sock.Write(func(sfd uintptr) bool {
+			var done bool
+			held, sent, done, err = sendStep(int(sfd), int(ffd), held, &off, n, sent)
+			return done
+		})
+	})
+	c.putHeld()
+	advance(sent)
+	return sent, errors.Join(err, serr, cerr)
+}
+
+// sendStep sends what it can without blocking; done is false when the socket is
+// full (the poller waits for it and calls again).
+func sendStep(sfd, ffd int, held []byte, off *int64, n, sent int64) ([]byte, int64, bool, error) {
+	for len(held) > 0 {
+		m, err := syscall.SendmsgN(sfd, held, nil, nil, syscall.MSG_MORE)
+		if err == syscall.EAGAIN {
+			return held, sent, false, nil
+		} else if err != nil && err != syscall.EINTR {
+			return held, sent, true, err
+		}
+		held = held[max(m, 0):]
+	}
+	for sent < n {
+		m, err := syscall.Sendfile(sfd, ffd, off, int(min(n-sent, 1<<30)))
+		sent += int64(max(m, 0))
+		switch {
+		case err == syscall.EAGAIN:
+			return held, sent, false, nil
+		case err != nil && err != syscall.EINTR:
+			return held, sent, true, err
+		case err == nil && m == 0:
+			return held, sent, true, io.ErrUnexpectedEOF
+		}
+	}
+	return held, sent, true, nil
+}
+
+// connOf returns the batchConn r came over, nil if none.
+func connOf(r *http.Request) *batchConn {
+	bc, _ := r.Context().Value(connKey{}).(*batchConn)
+	return bc
+}
+
+// readFromBatched sends r through rf (the response's ReadFrom, which writes the
+// header and hands the body to the connection); for a fileSource over a batchConn
+// the header is held and leaves with the first file bytes.
+func readFromBatched(rf io.ReaderFrom, bc *batchConn, r io.Reader, sendfile bool) (int64, error) {
+	if bc == nil || !sendfile {
+		return rf.ReadFrom(r)
+	}
+	bc.hold()
+	n, err := rf.ReadFrom(r)
+	if rerr := bc.release(); err == nil {
+		err = rerr
+	}
+	return n, err
+}
+
+// writeBatched writes p, a whole body in memory, through w; over a batchConn bc the
+// header flush and p leave in one writev.
+func writeBatched(w http.ResponseWriter, bc *batchConn, p []byte) (int, error) {
+	if bc == nil || len(p) <= holdLimit {
+		return w.Write(p)
+	}
+	bc.hold()
+	n, err := w.Write(p)
+	if rerr := bc.release(); err == nil {
+		err = rerr
+	}
+	return n, err
+}
