@@ -55,10 +55,16 @@ func (p *proc) uploadSmall(name string, hdr ...string) string {
 // until polls cond every 500 µs and returns how long it took to hold.
 func until(t *testing.T, what string, cond func() bool) time.Duration {
 	t.Helper()
+	return untilWithin(t, 10*time.Second, what, cond)
+}
+
+// untilWithin is until with a limit of its own.
+func untilWithin(t *testing.T, limit time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
 	start := time.Now()
 	for !cond() {
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("%s: not seen after 10 s", what)
+		if time.Since(start) > limit {
+			t.Fatalf("%s: not seen after %v", what, limit)
 		}
 		time.Sleep(500 * time.Microsecond)
 	}

@@ -95,7 +95,9 @@ func testWebhookCrash(t *testing.T, env []string) {
 			t.Errorf("acknowledged upload %s is missing after restart", id)
 		}
 	}
-	waited := until(t, "an event for every committed file", func() bool {
+	// On PostgreSQL deliveries claimed by the killed node are due again when their lease
+	// ends (timeout 1 s + 15 s); a SQLite node releases its own at start.
+	waited := untilWithin(t, 40*time.Second, "an event for every committed file", func() bool {
 		got, _ := log.snapshot()
 		for id := range listed {
 			if got[id] == 0 {
