@@ -107,3 +107,15 @@ func RunSteps(ctx context.Context, steps []Step) ([]StepTiming, error) {
 	}
 	return timings, nil
 }
+
+// SizeOf returns the size of readers that know it (bytes.Reader, strings.Reader,
+// io.SectionReader), else 0: a hint for sizing buffers and checking limits early.
+func SizeOf(r io.Reader) int64 {
+	switch s := r.(type) {
+	case interface{ Len() int }:
+		return int64(s.Len())
+	case interface{ Size() int64 }:
+		return s.Size()
+	}
+	return 0
+}

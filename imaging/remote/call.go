@@ -26,7 +26,7 @@ func (w *worker) transform(ctx context.Context, src io.Reader, o imaging.Options
 		return nil, err
 	}
 	defer w.unregister(id)
-	req := &imagerpc.Request{Options: optionsToProto(o), SizeHint: sizeOf(src)}
+	req := &imagerpc.Request{Options: optionsToProto(o), SizeHint: imaging.SizeOf(src)}
 	err = w.fw.WriteFrame(&imagerpc.Frame{Id: id, Body: &imagerpc.Frame_Request{Request: req}})
 	if err == nil {
 		err = w.stream(ctx, id, c, src)

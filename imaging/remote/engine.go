@@ -100,7 +100,7 @@ func (e *Engine) Transform(ctx context.Context, src io.Reader, o imaging.Options
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	if err := e.cfg.Imaging.CheckSize(sizeOf(src)); err != nil {
+	if err := e.cfg.Imaging.CheckSize(imaging.SizeOf(src)); err != nil {
 		return nil, err
 	}
 	var res *imaging.Result
@@ -200,17 +200,6 @@ func (e *Engine) Close() error {
 	}
 	e.stopping.Wait()
 	return nil
-}
-
-// sizeOf returns the size of readers that know it, else 0.
-func sizeOf(r io.Reader) int64 {
-	switch s := r.(type) {
-	case interface{ Len() int }:
-		return int64(s.Len())
-	case interface{ Size() int64 }:
-		return s.Size()
-	}
-	return 0
 }
 
 // errWorkerDied is the cause of failures of requests in flight when the child exits.

@@ -65,9 +65,9 @@ func (j *job) read(src io.Reader) error {
 	var err error
 	if j.bufs != nil {
 		j.buf = j.bufs.Get().(*bytes.Buffer)
-		j.src, err = j.cfg.ReadSourceInto(j.buf, src, sizeOf(src))
+		j.src, err = j.cfg.ReadSourceInto(j.buf, src, imaging.SizeOf(src))
 	} else {
-		j.src, err = j.cfg.ReadSource(src, sizeOf(src))
+		j.src, err = j.cfg.ReadSource(src, imaging.SizeOf(src))
 	}
 	if err != nil {
 		return err
@@ -77,18 +77,6 @@ func (j *job) read(src io.Reader) error {
 		return imaging.ErrNotImage
 	}
 	return nil
-}
-
-// sizeOf returns the size of readers that know it (bytes.Reader, strings.Reader,
-// io.SectionReader), else 0.
-func sizeOf(r io.Reader) int64 {
-	switch s := r.(type) {
-	case interface{ Len() int }:
-		return int64(s.Len())
-	case interface{ Size() int64 }:
-		return s.Size()
-	}
-	return 0
 }
 
 // header checks the source's size and frame count and the plan against the limits

@@ -33,11 +33,16 @@ func (s *Store) writeEmit(ctx context.Context, what string, fn func(tx *sql.Tx, 
 		})
 	})
 	if err == nil && stored {
-		if hook := s.onEvent.Load(); hook != nil {
-			(*hook)()
-		}
+		s.fireEvent()
 	}
 	return err
+}
+
+// fireEvent runs the OnEvent hook, if set.
+func (s *Store) fireEvent() {
+	if hook := s.onEvent.Load(); hook != nil {
+		(*hook)()
+	}
 }
 
 // insertEvent stores ev and a delivery per matching subscription; it stores nothing
@@ -203,9 +208,7 @@ func (s *Store) Redeliver(ctx context.Context, subID string, id int64, now time.
 		return err
 	})
 	if err == nil {
-		if hook := s.onEvent.Load(); hook != nil {
-			(*hook)()
-		}
+		s.fireEvent()
 	}
 	return err
 }
