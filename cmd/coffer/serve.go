@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/coffer/coffer/internal/gcfloor"
 	"github.com/spf13/cobra"
 )
 
@@ -25,6 +26,10 @@ func newServeCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			if c.GCHeapFloor < 0 {
+				return fmt.Errorf("--gc-heap-floor must be 0 or more")
+			}
+			defer gcfloor.Start(uint64(c.GCHeapFloor)).Stop()
 			s, err := newServer(cmd.Context(), c, log)
 			if err != nil {
 				return err
