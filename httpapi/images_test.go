@@ -112,7 +112,12 @@ func TestTransformParamsMatter(t *testing.T) {
 		resp := e.do("GET", path+"?"+q, nil, true)
 		return mustStatus(t, resp, http.StatusOK, nil), resp
 	}
-	plain, _ := get("w=200")
+	plain, made := get("w=200")
+	// A variant made now says how long the engine's steps took (encoding, where the
+	// lazy libvips pipeline does its pixel work, always takes a while).
+	if st := made.Header.Get("Server-Timing"); !strings.Contains(st, `desc="made: `) || !strings.Contains(st, "encode ") {
+		t.Fatalf("Server-Timing of a new variant lacks the engine's steps: %s", st)
+	}
 	blurred, _ := get("w=200&b=5")
 	low, _ := get("w=200&q=20")
 	if bytes.Equal(plain, blurred) || bytes.Equal(plain, low) || len(low) >= len(plain) {

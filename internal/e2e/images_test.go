@@ -84,6 +84,10 @@ func (p *proc) wantImage(id string, w, h int) {
 	if err != nil || img.Bounds().Dx() != w || img.Bounds().Dy() != h {
 		p.t.Fatalf("transform w=%d: %v, %v", w, err, img.Bounds())
 	}
+	// Made by the worker just now: its step timings crossed the process boundary.
+	if st := resp.Header.Get("Server-Timing"); !strings.Contains(st, `transform;dur=`) || !strings.Contains(st, `desc="made: `) || !strings.Contains(st, "encode ") {
+		p.t.Fatalf("transform w=%d: Server-Timing without the worker's steps: %s", w, st)
+	}
 }
 
 // children returns the pids of the server's child processes.
