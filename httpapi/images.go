@@ -2,8 +2,10 @@ package httpapi
 
 import (
 	"errors"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/cache"
@@ -24,7 +26,11 @@ func transformOptions(r *http.Request) (imaging.Options, error) {
 func (h *Handler) serveVariant(w http.ResponseWriter, r *http.Request, p *coffer.Principal, id string, o imaging.Options) {
 	f, b, v, err := h.svc.OpenVariant(r.Context(), p, id, o, r.Header.Get("Accept"))
 	if err != nil {
-		if errors.Is(err, imaging.ErrBusy) {
+		var later *imaging.RetryLater
+		switch {
+		case errors.As(err, &later):
+			w.Header().Set("Retry-After", strconv.FormatInt(int64(max(1, math.Ceil(later.After.Seconds()))), 10))
+		case errors.Is(err, imaging.ErrBusy):
 			w.Header().Set("Retry-After", "1")
 		}
 		writeError(w, r, err)

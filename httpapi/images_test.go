@@ -2,6 +2,8 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -11,7 +13,10 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/imaging"
 	"golang.org/x/image/webp"
 )
 
@@ -202,6 +207,42 @@ func TestPresignedTransform(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusForbidden {
 			t.Errorf("%s: status %d, want 403", name, resp.StatusCode)
+		}
+	}
+}
+
+// refusingEngine refuses every transformation with err.
+type refusingEngine struct{ err error }
+
+func (e refusingEngine) Transform(context.Context, io.Reader, imaging.Options) (*imaging.Result, error) {
+	return nil, e.err
+}
+func (refusingEngine) Supports(imaging.Format) bool { return true }
+func (refusingEngine) Pool() *imaging.Pool          { return imaging.NewPool(1, 1) }
+func (refusingEngine) Close() error                 { return nil }
+
+// An engine that cannot work now answers 503 with a Retry-After that says when to
+// come back: the queue is full (1 s), or the image worker is held back after failing
+// (its wait, rounded up to whole seconds).
+func TestTransformUnavailableSaysWhenToRetry(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{imaging.ErrBusy, "1"},
+		{&imaging.RetryLater{After: 2500 * time.Millisecond, Err: coffer.Errorf(coffer.EUNAVAILABLE, "the image worker failed 3 times in a row")}, "3"},
+		{&imaging.RetryLater{After: time.Millisecond, Err: coffer.Errorf(coffer.EUNAVAILABLE, "the image worker did not start")}, "1"},
+	} {
+		e := newEnv(t, envOptions{engine: refusingEngine{c.err}})
+		src := e.uploadOne("default", "p.jpg", photo(t, 64, 48))
+		resp := e.do("GET", "/v1/files/"+src.ID+"?w=10", nil, true)
+		body := mustStatus(t, resp, http.StatusServiceUnavailable, nil)
+		if got := resp.Header.Get("Retry-After"); got != c.want {
+			t.Errorf("%v: Retry-After %q, want %q", c.err, got, c.want)
+		}
+		var ce *coffer.Error
+		if errors.As(c.err, &ce); !strings.Contains(string(body), `"message":"`+ce.Message+`"`) {
+			t.Errorf("%v: body %s", c.err, body)
 		}
 	}
 }

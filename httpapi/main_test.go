@@ -44,7 +44,8 @@ type envOptions struct {
 	jwtSecret string // Hasura JWT config JSON
 	rules     string // rules document
 	readIdle  time.Duration
-	images    bool // install the libvips engine
+	images    bool           // install the libvips engine
+	engine    imaging.Engine // or this one
 	webhooks  bool // run a webhook dispatcher that may reach loopback
 }
 
@@ -90,6 +91,9 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 		}
 		t.Cleanup(func() { engine.Close() })
 		svc.UseImages(engine)
+	}
+	if o.engine != nil {
+		svc.UseImages(o.engine)
 	}
 	if o.webhooks {
 		startWebhooks(t, svc, m)

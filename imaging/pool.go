@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/coffer/coffer"
 )
@@ -14,6 +15,16 @@ var (
 	ErrBusy   error = &coffer.Error{Code: coffer.EUNAVAILABLE, Message: "too many image transformations are waiting; retry later"}
 	ErrClosed error = &coffer.Error{Code: coffer.EUNAVAILABLE, Message: "image transformations are shutting down"}
 )
+
+// RetryLater is an EUNAVAILABLE error that says when trying again may succeed; the
+// HTTP layer sends After as Retry-After (whole seconds, at least 1).
+type RetryLater struct {
+	Err   *coffer.Error
+	After time.Duration
+}
+
+func (e *RetryLater) Error() string { return e.Err.Error() }
+func (e *RetryLater) Unwrap() error { return e.Err }
 
 // Pool bounds concurrent work: at most Workers functions run at once and at most Queue
 // callers wait for a worker; further callers are refused at once with ErrBusy rather

@@ -3,6 +3,7 @@ package remote
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -24,13 +25,20 @@ type Config struct {
 	Stderr       io.Writer     // the worker's logs; nil = os.Stderr
 	StartTimeout time.Duration // how long a starting worker may take to say Hello
 	IdleTimeout  time.Duration // stop the worker after this long without transforms; 0 = never
-	Log          *slog.Logger  // nil = slog.Default()
+	// A worker that fails to start or dies is restarted by the next transform at once
+	// the first time; after that, restarts wait RestartBackoff, doubling up to
+	// MaxRestartBackoff, until a transform gets an answer from a worker again.
+	// Meanwhile transforms get EUNAVAILABLE (503) with Retry-After.
+	RestartBackoff    time.Duration
+	MaxRestartBackoff time.Duration
+	Log               *slog.Logger // nil = slog.Default()
 }
 
 // DefaultConfig returns imaging.DefaultConfig, the binary at path, a 10 s start
-// timeout and a 5 min idle timeout.
+// timeout, a 5 min idle timeout and restart backoff from 1 s up to 1 min.
 func DefaultConfig(path string) Config {
-	return Config{Imaging: imaging.DefaultConfig(), Path: path, StartTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute}
+	return Config{Imaging: imaging.DefaultConfig(), Path: path, StartTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute,
+		RestartBackoff: time.Second, MaxRestartBackoff: time.Minute}
 }
 
 // Validate returns EINVALID if a field is out of range.
@@ -46,6 +54,9 @@ func (c Config) Validate() error {
 	}
 	if c.IdleTimeout < 0 {
 		return coffer.Errorf(coffer.EINVALID, "image worker idle timeout must not be negative")
+	}
+	if c.RestartBackoff < 0 || c.MaxRestartBackoff < c.RestartBackoff {
+		return coffer.Errorf(coffer.EINVALID, "image worker restart backoff must be 0 <= RestartBackoff <= MaxRestartBackoff")
 	}
 	return nil
 }
@@ -67,6 +78,11 @@ type Engine struct {
 	// stopping counts idle workers being stopped, which Close waits for.
 	stopping sync.WaitGroup
 	starts   atomic.Int64 // workers started (the probe excluded)
+	// failures counts failed starts and deaths since a worker last answered; no
+	// worker starts before notBefore. lastErr is the latest failure.
+	failures  int
+	notBefore time.Time
+	lastErr   error
 }
 
 var _ imaging.Engine = (*Engine)(nil)
@@ -111,6 +127,9 @@ func (e *Engine) Transform(ctx context.Context, src io.Reader, o imaging.Options
 		}
 		defer e.release()
 		res, err = w.transform(ctx, src, o.Normalize())
+		if err == nil || (ctx.Err() == nil && !errors.Is(err, errWorkerDied)) {
+			e.answered() // the worker works, even if this image did not
+		}
 		return err
 	})
 	return res, err
@@ -124,20 +143,62 @@ func (e *Engine) worker() (*worker, error) {
 	if e.closed {
 		return nil, imaging.ErrClosed
 	}
-	if e.w != nil && !e.w.dead() {
-		e.users++
-		return e.w, nil
+	if e.w != nil {
+		if !e.w.dead() {
+			e.users++
+			return e.w, nil
+		}
+		e.failed(e.w.exitErr()) // it died on its own: stopped workers are no longer e.w
+		e.w = nil
+	}
+	if wait := time.Until(e.notBefore); wait > 0 {
+		return nil, &imaging.RetryLater{After: wait, Err: &coffer.Error{Code: coffer.EUNAVAILABLE, Err: e.lastErr,
+			Message: fmt.Sprintf("the image worker failed %d times in a row; it is tried again in %v", e.failures, wait.Round(100*time.Millisecond))}}
 	}
 	w, _, err := startWorker(e.cfg, e.log)
 	if err != nil {
-		e.log.Error("image worker did not start", "path", e.cfg.Path, "err", err)
-		return nil, coffer.Internal(err, "image worker did not start")
+		e.failed(err)
+		e.log.Error("image worker did not start", "path", e.cfg.Path, "err", err, "failures", e.failures)
+		return nil, &imaging.RetryLater{After: max(time.Until(e.notBefore), time.Second),
+			Err: &coffer.Error{Code: coffer.EUNAVAILABLE, Message: "the image worker did not start; retry later", Err: err}}
 	}
 	e.w = w
 	e.users++
 	e.starts.Add(1)
 	e.log.Info("image worker started", "pid", w.cmd.Process.Pid, "workers", e.cfg.Imaging.Workers)
 	return w, nil
+}
+
+// failed records a failed start or a death and holds the next start back: not at all
+// after the first failure, then RestartBackoff doubling up to MaxRestartBackoff.
+// Called with e.mu held.
+func (e *Engine) failed(err error) {
+	e.failures++
+	e.lastErr = err
+	d := restartDelay(e.failures, e.cfg.RestartBackoff, e.cfg.MaxRestartBackoff)
+	e.notBefore = time.Now().Add(d)
+	if d > 0 {
+		e.log.Warn("image worker keeps failing; holding its restart back", "failures", e.failures, "for", d.String(), "err", err)
+	}
+}
+
+// restartDelay is the wait before a start after n consecutive failures.
+func restartDelay(n int, base, limit time.Duration) time.Duration {
+	if n <= 1 || base <= 0 {
+		return 0
+	}
+	d := base
+	for i := 2; i < n && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+// answered records that a worker answered a transform: failures start over.
+func (e *Engine) answered() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.failures, e.notBefore, e.lastErr = 0, time.Time{}, nil
 }
 
 // release ends a use of the worker; the last one arms the idle timer.

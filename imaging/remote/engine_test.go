@@ -247,3 +247,91 @@ func TestIdleWorkerStopsAndComesBack(t *testing.T) {
 		t.Fatalf("after idle stop: %v %v, starts %d", res, err, e.Starts())
 	}
 }
+
+func TestRestartDelay(t *testing.T) {
+	s := time.Second
+	for n, want := range []time.Duration{0, 0, s, 2 * s, 4 * s, 8 * s, 16 * s, 32 * s, 60 * s, 60 * s} {
+		if got := restartDelay(n, s, time.Minute); got != want {
+			t.Errorf("restartDelay(%d) = %v, want %v", n, got, want)
+		}
+	}
+	if got := restartDelay(1000, s, time.Minute); got != time.Minute {
+		t.Errorf("restartDelay(1000) = %v", got)
+	}
+	if got := restartDelay(5, 0, 0); got != 0 {
+		t.Errorf("no backoff configured: %v", got)
+	}
+}
+
+// A worker that dies on every image is restarted at once the first time, then held
+// back (503 with a wait, no new process) until the backoff passes; an answer from
+// a worker clears the count.
+func TestCrashLoopBacksOff(t *testing.T) {
+	e := newFake(t, 1, 1)
+	e.cfg.RestartBackoff, e.cfg.MaxRestartBackoff = 300*time.Millisecond, time.Second
+	crash := func() {
+		t.Helper()
+		if _, err := e.Transform(context.Background(), strings.NewReader("exit"), opts); !errors.Is(err, errWorkerDied) {
+			t.Fatalf("crashing image: %v", err)
+		}
+	}
+	crash() // starts 1
+	crash() // the first death: restarted at once (starts 2), and it dies too
+	if e.Starts() != 2 {
+		t.Fatalf("starts %d, want 2", e.Starts())
+	}
+	_, err := e.Transform(context.Background(), strings.NewReader("ok"), opts)
+	var later *imaging.RetryLater
+	if !errors.As(err, &later) || codeOf(err) != coffer.EUNAVAILABLE || later.After <= 0 || later.After > 300*time.Millisecond {
+		t.Fatalf("after two deaths in a row: %v (want EUNAVAILABLE with a wait up to 300ms)", err)
+	}
+	if e.Starts() != 2 {
+		t.Fatalf("a worker started during the backoff: starts %d", e.Starts())
+	}
+	time.Sleep(later.After)
+	if res, err := e.Transform(context.Background(), strings.NewReader("ok"), opts); err != nil || string(res.Data) != "ko" {
+		t.Fatalf("after the backoff: %v %v", res, err)
+	}
+	// The answer cleared the failures: one more death restarts at once again.
+	crash()
+	if res, err := e.Transform(context.Background(), strings.NewReader("ab"), opts); err != nil || string(res.Data) != "ba" {
+		t.Fatalf("after a single death: %v %v", res, err)
+	}
+	if e.Starts() != 4 { // the crash used worker 3; "ab" started worker 4
+		t.Errorf("starts %d, want 4", e.Starts())
+	}
+}
+
+// A worker that stops starting (its binary broken after an upgrade, say) costs one
+// attempt per backoff period, not one per request, and comes back when it is fixed.
+func TestFailedStartsBackOff(t *testing.T) {
+	e := newFake(t, 1, 1)
+	e.cfg.RestartBackoff, e.cfg.MaxRestartBackoff = 300*time.Millisecond, time.Second
+	good := e.cfg.Path
+	e.mu.Lock()
+	e.cfg.Path = "/bin/true" // exits without a hello
+	e.mu.Unlock()
+	var later *imaging.RetryLater
+	for i, wantStart := range []bool{true, true, false, false} {
+		start := time.Now()
+		_, err := e.Transform(context.Background(), strings.NewReader("ok"), opts)
+		if !errors.As(err, &later) || codeOf(err) != coffer.EUNAVAILABLE {
+			t.Fatalf("transform %d: %v", i, err)
+		}
+		// The first two try to start the worker (and say why it failed); the next ones
+		// answer at once from the backoff.
+		if got := strings.Contains(err.Error(), "did not start") && strings.Contains(err.Error(), "hello"); got != wantStart {
+			t.Fatalf("transform %d: %v", i, err)
+		}
+		if !wantStart && time.Since(start) > 100*time.Millisecond {
+			t.Fatalf("transform %d during the backoff took %v", i, time.Since(start))
+		}
+	}
+	e.mu.Lock()
+	e.cfg.Path = good
+	e.mu.Unlock()
+	time.Sleep(later.After)
+	if res, err := e.Transform(context.Background(), strings.NewReader("ok"), opts); err != nil || string(res.Data) != "ko" {
+		t.Fatalf("after the fix: %v %v", res, err)
+	}
+}

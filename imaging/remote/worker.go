@@ -188,6 +188,16 @@ func died(cause error) error {
 	return &coffer.Error{Code: coffer.EUNAVAILABLE, Message: "the image worker exited during the transformation; retry later", Err: cause}
 }
 
+// exitErr is why the child ended, once it has been reaped; errWorkerDied until then.
+func (w *worker) exitErr() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	return errWorkerDied
+}
+
 // dead reports whether the child can take no more requests.
 func (w *worker) dead() bool {
 	w.mu.Lock()
