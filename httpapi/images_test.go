@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -12,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -245,4 +247,50 @@ func TestTransformUnavailableSaysWhenToRetry(t *testing.T) {
 			t.Errorf("%v: body %s", c.err, body)
 		}
 	}
+}
+
+// crashingEngine acts as a worker that dies on sources containing "POISON" (alone in
+// it when it dies) and otherwise returns a tiny result. It counts the sources it got.
+type crashingEngine struct {
+	refusingEngine
+	calls atomic.Int64
+}
+
+func (e *crashingEngine) Transform(_ context.Context, src io.Reader, o imaging.Options) (*imaging.Result, error) {
+	e.calls.Add(1)
+	data, _ := io.ReadAll(src)
+	if bytes.Contains(data, []byte("POISON")) {
+		return nil, &coffer.Error{Code: coffer.EUNAVAILABLE, Message: "the image worker exited during the transformation; retry later",
+			Err: &imaging.CrashError{InFlight: 1, Err: errors.New("signal: segmentation fault")}}
+	}
+	return &imaging.Result{Data: []byte("variant"), Format: imaging.JPEG, Width: o.Width, Height: 1}, nil
+}
+
+// An image that crashes the worker twice is quarantined: its transformations answer
+// 415 without reaching the worker; other images, the original download and a
+// replaced file's new contents are unaffected.
+func TestCrashingImageIsQuarantined(t *testing.T) {
+	eng := &crashingEngine{}
+	e := newEnv(t, envOptions{engine: eng})
+	poison := e.uploadOne("default", "p.jpg", append(photo(t, 64, 48), "POISON"...))
+	good := e.uploadOne("default", "g.jpg", photo(t, 64, 48))
+	get := func(id string, w int) *http.Response {
+		return e.do("GET", fmt.Sprintf("/v1/files/%s?w=%d", id, w), nil, true)
+	}
+	mustStatus(t, get(poison.ID, 10), http.StatusServiceUnavailable, nil)
+	mustStatus(t, get(poison.ID, 11), http.StatusServiceUnavailable, nil)
+	calls := eng.calls.Load()
+	body := mustStatus(t, get(poison.ID, 12), http.StatusUnsupportedMediaType, nil)
+	if !strings.Contains(string(body), "crash") {
+		t.Errorf("quarantined image: %s", body)
+	}
+	if eng.calls.Load() != calls {
+		t.Error("a quarantined image reached the worker")
+	}
+	mustStatus(t, get(good.ID, 10), http.StatusOK, nil)
+	mustStatus(t, e.do("GET", "/v1/files/"+poison.ID, nil, true), http.StatusOK, nil)
+
+	body2, ctype := multipartBody(part{field: "file", filename: "p.jpg", ctype: "image/jpeg", body: photo(t, 64, 48)})
+	mustStatus(t, e.do("PUT", "/v1/files/"+poison.ID, body2, true, "Content-Type", ctype), http.StatusOK, nil)
+	mustStatus(t, get(poison.ID, 12), http.StatusOK, nil)
 }

@@ -26,6 +26,18 @@ type RetryLater struct {
 func (e *RetryLater) Error() string { return e.Err.Error() }
 func (e *RetryLater) Unwrap() error { return e.Err }
 
+// CrashError is the cause of a transformation that failed because the engine's
+// process died under it (the coffer-imager worker). InFlight is how many
+// transformations were running then: one of them may have killed it, so a source
+// that was alone when the engine died twice is a likely culprit.
+type CrashError struct {
+	InFlight int
+	Err      error
+}
+
+func (e *CrashError) Error() string { return e.Err.Error() }
+func (e *CrashError) Unwrap() error { return e.Err }
+
 // Pool bounds concurrent work: at most Workers functions run at once and at most Queue
 // callers wait for a worker; further callers are refused at once with ErrBusy rather
 // than piling up. A waiting caller whose context ends leaves the queue immediately.

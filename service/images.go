@@ -84,8 +84,12 @@ func stepsDesc(where string, steps []imaging.StepTiming) string {
 	return string(b)
 }
 
-// transform reads f's contents and runs the engine on them.
+// transform reads f's contents and runs the engine on them, unless the contents
+// are quarantined for crashing the engine.
 func (s *Service) transform(ctx context.Context, f *coffer.File, o imaging.Options) (*imaging.Result, error) {
+	if err := s.crashes.check(f.ETag); err != nil {
+		return nil, err
+	}
 	r, _, err := s.content.Open(ctx, f.BlobKey, f.Size)
 	if err != nil {
 		return nil, err
@@ -93,6 +97,7 @@ func (s *Service) transform(ctx context.Context, f *coffer.File, o imaging.Optio
 	defer r.Close()
 	res, err := s.images.Transform(ctx, r, o)
 	if err != nil {
+		s.crashes.record(f.ETag, err)
 		return nil, err
 	}
 	return res, nil

@@ -65,6 +65,7 @@ type Service struct {
 	now      func() time.Time
 	rules    atomic.Pointer[access.RuleSet]
 	webhooks *Webhooks // nil: webhook administration is off
+	crashes  *quarantine
 }
 
 // New returns a Service over the given stores.
@@ -84,6 +85,7 @@ func New(cfg Config, m meta.Store, b *blob.Store, log *slog.Logger) (*Service, e
 		return nil, err
 	}
 	s := &Service{cfg: cfg, meta: m, blobs: b, content: content, variants: variants, log: log, now: time.Now}
+	s.crashes = newQuarantine(func() time.Time { return s.now() }, log)
 	s.rules.Store(access.Empty())
 	return s, nil
 }

@@ -174,8 +174,9 @@ func TestWorkerKilledMidRequestRestarts(t *testing.T) {
 func TestWorkerExitDuringRequest(t *testing.T) {
 	e := newFake(t, 1, 1)
 	_, err := e.Transform(context.Background(), strings.NewReader("exit"), opts)
-	if codeOf(err) != coffer.EUNAVAILABLE || !strings.Contains(err.Error(), "exit status 3") {
-		t.Errorf("err = %v", err)
+	var crash *imaging.CrashError
+	if codeOf(err) != coffer.EUNAVAILABLE || !strings.Contains(err.Error(), "exit status 3") || !errors.As(err, &crash) || crash.InFlight != 1 {
+		t.Errorf("err = %v (crash %+v)", err, crash)
 	}
 	if _, err := e.Transform(context.Background(), strings.NewReader("again"), opts); err != nil {
 		t.Errorf("after exit: %v", err)

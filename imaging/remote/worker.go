@@ -177,7 +177,7 @@ func (w *worker) fail(err error) {
 		w.log.Debug("image worker exited", "err", err)
 	}
 	for _, c := range calls {
-		c.err = died(err)
+		c.err = died(&imaging.CrashError{InFlight: len(calls), Err: err})
 		close(c.done)
 	}
 	close(w.exited)
