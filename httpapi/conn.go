@@ -175,10 +175,26 @@ func sendStep(sfd, ffd int, held []byte, off *int64, n, sent int64) ([]byte, int
 	return held, sent, true, nil
 }
 
-// connOf returns the batchConn r came over, nil if none.
+// connOf returns the batchConn r came over, nil if none or if r is an HTTP/2 stream:
+// HTTP/2 multiplexes streams over the connection and writes frames from its own
+// goroutine, so holding a write there would mix streams up.
 func connOf(r *http.Request) *batchConn {
+	if r.ProtoMajor != 1 {
+		return nil
+	}
 	bc, _ := r.Context().Value(connKey{}).(*batchConn)
 	return bc
+}
+
+// Protocols is http.Server.Protocols for coffer: HTTP/1.1 always, and with h2c also
+// HTTP/2 without TLS, by prior knowledge, on the same port. HTTP/2 responses do not
+// use sendfile or the batched header write; they are framed by net/http's HTTP/2
+// server.
+func Protocols(h2c bool) *http.Protocols {
+	p := new(http.Protocols)
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(h2c)
+	return p
 }
 
 // readFromBatched sends r through rf (the response's ReadFrom, which writes the

@@ -46,7 +46,8 @@ type envOptions struct {
 	readIdle  time.Duration
 	images    bool           // install the libvips engine
 	engine    imaging.Engine // or this one
-	webhooks  bool // run a webhook dispatcher that may reach loopback
+	webhooks  bool           // run a webhook dispatcher that may reach loopback
+	h2c       bool           // also serve HTTP/2 without TLS
 }
 
 // newEnv starts the real handler over SQLite and disk blobs in a temp dir, on loopback.
@@ -124,6 +125,7 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 	}
 	srv.Config.Handler = h
 	srv.Listener, srv.Config.ConnContext = httpapi.Listener(srv.Listener), httpapi.ConnContext // as cmd/coffer serves
+	srv.Config.Protocols = httpapi.Protocols(o.h2c)
 	srv.Start()
 	t.Cleanup(func() { srv.Close(); blobs.Close(); m.Close() })
 	tt, _ := t.(*testing.T)

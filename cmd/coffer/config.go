@@ -45,6 +45,7 @@ type serveConfig struct {
 	VariantCacheSize int64
 	VariantsPerFile  int
 	GCHeapFloor      int64
+	H2C              bool
 	Webhooks         webhookConfig
 }
 
@@ -70,6 +71,7 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.UnauthorizedRole, "unauthorized-role", "public", "role of requests without credentials")
 	fs.StringVar(&c.JWTSecret, "jwt-secret", "", `Hasura JWT config JSON: {"type":"HS256","key":"..."}, {"type":"RS256","key":"-----BEGIN PUBLIC KEY..."} or {"jwk_url":"https://..."}`)
 	fs.StringVar(&c.RulesFile, "rules", "", "permission rules file (YAML or JSON); replaces the stored rules at start. Empty: keep the stored rules")
+	fs.BoolVar(&c.H2C, "h2c", false, "also accept HTTP/2 without TLS (prior knowledge, as proxies such as Envoy send it) on the same port as HTTP/1.1")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", 30*time.Second, "how long SIGTERM waits for in-flight requests")
 	fs.DurationVar(&c.SweepInterval, "sweep-interval", time.Hour, "how often abandoned uploads and orphan blobs are swept")
 	fs.Int64Var(&c.ContentCacheSize, "content-cache-size", 256<<20, "bytes of small, hot file contents cached (in memory; disk blobs from 16 KB up are kept open and sent with sendfile); 0 disables")

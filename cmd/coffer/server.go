@@ -282,6 +282,7 @@ func (s *server) build(ctx context.Context) error {
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		Protocols:         httpapi.Protocols(c.H2C),
 	}
 	return nil
 }

@@ -2,7 +2,11 @@ package e2e
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -143,5 +147,44 @@ func TestGracefulShutdown(t *testing.T) {
 	}
 	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("exit code %d; logs:\n%s", code, p.logs)
+	}
+}
+
+// TestH2CFlag: `--h2c` (COFFER_H2C) makes the binary answer HTTP/2 without TLS on its
+// port, beside HTTP/1.1; without it, an HTTP/2-only client gets no answer.
+func TestH2CFlag(t *testing.T) {
+	tr := &http.Transport{Protocols: new(http.Protocols)}
+	tr.Protocols.SetUnencryptedHTTP2(true)
+	c := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	defer tr.CloseIdleConnections()
+	for _, on := range []bool{true, false} {
+		p := start(t, "COFFER_DATA_DIR="+t.TempDir(), fmt.Sprintf("COFFER_H2C=%t", on))
+		f, err := p.uploadStream(context.Background(), "h2c.bin", newGen(200<<10, 7))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest("GET", p.url+"/v1/files/"+f.ID, nil)
+		req.Header.Set("X-Hasura-Admin-Secret", adminSecret)
+		resp, err := c.Do(req)
+		if !on {
+			if err == nil {
+				resp.Body.Close()
+				t.Fatalf("h2c off: an HTTP/2-only client got %s %d", resp.Proto, resp.StatusCode)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := md5.New()
+		n, err := io.Copy(h, resp.Body)
+		resp.Body.Close()
+		sum := `"` + hex.EncodeToString(h.Sum(nil)) + `"`
+		if err != nil || resp.ProtoMajor != 2 || resp.StatusCode != 200 || n != f.Size || sum != f.ETag {
+			t.Fatalf("h2c on: %s %d, %d of %d bytes, md5 %s (etag %s), %v", resp.Proto, resp.StatusCode, n, f.Size, sum, f.ETag, err)
+		}
+		if md5s, size := p.downloadMD5(f.ID); size != f.Size || md5s != f.ETag {
+			t.Fatalf("HTTP/1.1 beside h2c: %d bytes, md5 %s", size, md5s)
+		}
 	}
 }
