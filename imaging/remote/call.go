@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -20,27 +21,31 @@ var errWrite = errors.New("imagerpc: writing to the image worker failed")
 
 // transform runs one request on the child: it sends the options, streams src, then
 // waits for the result. When ctx ends it tells the child to cancel and returns.
-func (w *worker) transform(ctx context.Context, src io.Reader, o imaging.Options) (*imaging.Result, error) {
+// answered reports whether the child sent a response (a result or an error of its
+// own): a child that answers works, whatever it made of this image.
+func (w *worker) transform(ctx context.Context, src io.Reader, o imaging.Options) (res *imaging.Result, answered bool, err error) {
 	id, c, err := w.register()
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	defer w.unregister(id)
 	req := &imagerpc.Request{Options: optionsToProto(o), SizeHint: imaging.SizeOf(src)}
-	err = w.fw.WriteFrame(&imagerpc.Frame{Id: id, Body: &imagerpc.Frame_Request{Request: req}})
-	if err == nil {
+	if w.fw.WriteFrame(&imagerpc.Frame{Id: id, Body: &imagerpc.Frame_Request{Request: req}}) != nil {
+		err = errWrite // the child is gone: readLoop fails the call with the cause
+	} else {
 		err = w.stream(ctx, id, c, src)
 	}
 	if err != nil && !errors.Is(err, errWrite) {
 		w.cancel(id)
-		return nil, err
+		return nil, false, err
 	}
 	select {
 	case <-c.done:
-		return c.result()
+		res, err = c.result()
+		return res, c.resp != nil, err
 	case <-ctx.Done():
 		w.cancel(id)
-		return nil, ctx.Err()
+		return nil, false, ctx.Err()
 	}
 }
 
@@ -49,7 +54,7 @@ func (w *worker) register() (uint64, *call, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.broken || w.calls == nil {
-		return 0, nil, died(w.err)
+		return 0, nil, died(cmp.Or(w.err, errWorkerDied)) // w.err is set once the child is reaped
 	}
 	w.nextID++
 	c := &call{done: make(chan struct{})}

@@ -126,8 +126,9 @@ func (e *Engine) Transform(ctx context.Context, src io.Reader, o imaging.Options
 			return err
 		}
 		defer e.release()
-		res, err = w.transform(ctx, src, o.Normalize())
-		if err == nil || (ctx.Err() == nil && !errors.Is(err, errWorkerDied)) {
+		var answered bool
+		res, answered, err = w.transform(ctx, src, o.Normalize())
+		if answered {
 			e.answered() // the worker works, even if this image did not
 		}
 		return err

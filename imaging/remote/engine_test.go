@@ -336,3 +336,28 @@ func TestFailedStartsBackOff(t *testing.T) {
 		t.Fatalf("after the fix: %v %v", res, err)
 	}
 }
+
+// A transform that finds its worker already gone (its request cannot be written) is a
+// death, 503, and does not count as an answer: it must not clear the failure count
+// that holds a crash loop back.
+func TestGoneWorkerIsNotAnAnswer(t *testing.T) {
+	e := newFake(t, 1, 1)
+	e.cfg.RestartBackoff, e.cfg.MaxRestartBackoff = time.Hour, time.Hour
+	for i := range 3 { // each round starts a worker
+		if _, err := e.Transform(context.Background(), strings.NewReader("ok"), opts); err != nil {
+			t.Fatal(err)
+		}
+		e.mu.Lock()
+		e.failures, e.notBefore = 5, time.Now().Add(time.Hour) // a crash loop in progress
+		e.w.stdin.Close()                                      // the child reads EOF and exits
+		e.mu.Unlock()
+		_, err := e.Transform(context.Background(), strings.NewReader("ok"), opts)
+		e.mu.Lock()
+		failures := e.failures
+		e.failures, e.notBefore = 0, time.Time{}
+		e.mu.Unlock()
+		if codeOf(err) != coffer.EUNAVAILABLE || failures < 5 {
+			t.Fatalf("round %d: a transform on a gone worker: %v, failures %d (want 503 and at least 5)", i, err, failures)
+		}
+	}
+}
