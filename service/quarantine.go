@@ -14,10 +14,17 @@ import (
 // 1/InFlight to the score of every source that was being transformed. The source
 // that killed the worker was surely among them, and an image that is alone in the
 // worker when it dies scores a full point. A source that reaches quarantineScore
-// within quarantineWindow is not transformed again for quarantineFor: its
-// transformations answer 415, like a damaged image, and no longer take down the
-// transformations of other images running beside it. Variants already cached are
-// still served.
+// within quarantineWindow, with at least one of those crashes alone, is not
+// transformed again for quarantineFor: its transformations answer 415, like a damaged
+// image, and no longer take down the transformations of other images running beside
+// it. Variants already cached are still served.
+//
+// The crash alone is what keeps one user from quarantining another's image: shared
+// crashes alone would let anyone who can upload a crashing image and read a victim's
+// image request both at once until the victim had its points. A crash that happens
+// while the victim is alone in the worker is the victim's own doing. A crashing image
+// that is only ever transformed beside others is not quarantined; the worker's restart
+// backoff bounds what it costs.
 type quarantine struct {
 	mu  sync.Mutex
 	m   map[string]*suspect // by source ETag (a content hash: a replaced file starts clean)
@@ -27,6 +34,7 @@ type quarantine struct {
 
 type suspect struct {
 	score float64
+	alone bool      // a crash in the window happened with this source alone in the worker
 	first time.Time // of the current window
 	until time.Time // quarantined until then; zero if not
 }
@@ -76,7 +84,8 @@ func (q *quarantine) record(etag string, err error) {
 		q.m[etag] = s
 	}
 	s.score += 1 / float64(max(crash.InFlight, 1))
-	if s.until.IsZero() && s.score >= quarantineScore {
+	s.alone = s.alone || crash.InFlight <= 1
+	if s.until.IsZero() && s.alone && s.score >= quarantineScore {
 		s.until = now.Add(quarantineFor)
 		q.log.Warn("image quarantined: it crashed the image worker", "etag", etag, "score", s.score, "until", s.until)
 	}

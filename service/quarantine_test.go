@@ -38,16 +38,31 @@ func TestQuarantine(t *testing.T) {
 		t.Fatal("quarantine did not end")
 	}
 
-	// Beside another image at each crash: half a point each.
-	for i := range 3 {
+	// Beside another image at each crash: half a point each, but never quarantined
+	// without a crash alone, or an attacker who crashes the worker with an image of
+	// their own could quarantine any image they can read by requesting both at once.
+	for i := range 8 {
 		q.record("bystander", crash(2))
 		if quarantined("bystander") {
-			t.Fatalf("quarantined after %d shared crashes", i+1)
+			t.Fatalf("quarantined after %d shared crashes and none alone", i+1)
 		}
 	}
-	q.record("bystander", crash(2))
-	if !quarantined("bystander") {
-		t.Fatal("not quarantined after four shared crashes (2 points)")
+	// Shared crashes count once the image has crashed the worker alone.
+	q.record("suspect", crash(2))
+	q.record("suspect", crash(2))
+	q.record("suspect", crash(1)) // 2 points, one crash alone
+	if !quarantined("suspect") {
+		t.Fatal("not quarantined after 2 points with a crash alone")
+	}
+	q.record("suspect2", crash(1))
+	q.record("suspect2", crash(3))
+	if quarantined("suspect2") {
+		t.Fatal("quarantined at 1.33 points")
+	}
+	q.record("suspect2", crash(2))
+	q.record("suspect2", crash(4))
+	if !quarantined("suspect2") {
+		t.Fatal("not quarantined at 2.08 points with a crash alone")
 	}
 
 	// Crashes more than a window apart start over; other errors never count.

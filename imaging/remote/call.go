@@ -30,7 +30,8 @@ func (w *worker) transform(ctx context.Context, src io.Reader, o imaging.Options
 	}
 	defer w.unregister(id)
 	req := &imagerpc.Request{Options: optionsToProto(o), SizeHint: imaging.SizeOf(src)}
-	if w.fw.WriteFrame(&imagerpc.Frame{Id: id, Body: &imagerpc.Frame_Request{Request: req}}) != nil {
+	gone := w.fw.WriteFrame(&imagerpc.Frame{Id: id, Body: &imagerpc.Frame_Request{Request: req}}) != nil
+	if gone {
 		err = errWrite // the child is gone: readLoop fails the call with the cause
 	} else {
 		err = w.stream(ctx, id, c, src)
@@ -42,6 +43,9 @@ func (w *worker) transform(ctx context.Context, src io.Reader, o imaging.Options
 	select {
 	case <-c.done:
 		res, err = c.result()
+		if crash := (*imaging.CrashError)(nil); gone && errors.As(err, &crash) {
+			err = died(crash.Err) // it died before it saw this image: not a crash of it
+		}
 		return res, c.resp != nil, err
 	case <-ctx.Done():
 		w.cancel(id)

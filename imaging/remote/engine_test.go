@@ -339,7 +339,8 @@ func TestFailedStartsBackOff(t *testing.T) {
 
 // A transform that finds its worker already gone (its request cannot be written) is a
 // death, 503, and does not count as an answer: it must not clear the failure count
-// that holds a crash loop back.
+// that holds a crash loop back. Nor is it a crash caused by its image (no CrashError),
+// which would count towards quarantining an innocent image.
 func TestGoneWorkerIsNotAnAnswer(t *testing.T) {
 	e := newFake(t, 1, 1)
 	e.cfg.RestartBackoff, e.cfg.MaxRestartBackoff = time.Hour, time.Hour
@@ -356,8 +357,9 @@ func TestGoneWorkerIsNotAnAnswer(t *testing.T) {
 		failures := e.failures
 		e.failures, e.notBefore = 0, time.Time{}
 		e.mu.Unlock()
-		if codeOf(err) != coffer.EUNAVAILABLE || failures < 5 {
-			t.Fatalf("round %d: a transform on a gone worker: %v, failures %d (want 503 and at least 5)", i, err, failures)
+		var crash *imaging.CrashError
+		if codeOf(err) != coffer.EUNAVAILABLE || failures < 5 || errors.As(err, &crash) {
+			t.Fatalf("round %d: a transform on a gone worker: %v, failures %d (want 503, no CrashError, and at least 5)", i, err, failures)
 		}
 	}
 }
