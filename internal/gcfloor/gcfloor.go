@@ -8,11 +8,14 @@
 // on the 100 KB GET benchmark (2 vCPUs), that cost about a fifth of the server's
 // CPU.
 //
-// Start raises GOGC while the live heap is small, so the heap goal stays near the
-// floor. As the live heap grows (a full content cache, many uploads), GOGC falls back
-// to its base and the floor stops mattering. The extra memory is at most about the
-// floor. The runtime's own minimum heap scales with GOGC (4 MB × GOGC/100), which
-// caps the raised GOGC at floor/4 MB × 100.
+// Start raises GOGC while the heap is small, so the heap goal stays near the floor.
+// The runtime sets the goal at live + (live + stacks + globals) × GOGC/100, so
+// goroutine stacks count as well as the live heap: with many connections (each
+// serving goroutine has a stack) or a large live heap (a full content cache, many
+// uploads), the goal at the base GOGC already reaches the floor, GOGC stays at its
+// base and the floor stops mattering. The extra memory is at most about the floor.
+// The runtime's own minimum heap scales with GOGC (4 MB × GOGC/100), which caps the
+// raised GOGC at floor/4 MB × 100.
 package gcfloor
 
 import (
@@ -28,20 +31,22 @@ import (
 const minHeap = 4 << 20
 
 // Percent returns the GOGC that keeps the heap goal at about floor bytes for a live
-// heap of live bytes, and never below base.
-func Percent(floor, live uint64, base int) int {
+// heap of live bytes and roots bytes of goroutine stacks and globals to scan, and
+// never below base.
+func Percent(floor, live, roots uint64, base int) int {
 	if floor <= minHeap || base <= 0 {
 		return base
 	}
 	ceiling := int(floor * 100 / minHeap) // the runtime's floor then equals ours
-	if ceiling <= base {
+	if ceiling <= base || live >= floor {
 		return base
 	}
-	if live == 0 {
+	if live+roots == 0 {
 		return ceiling
 	}
-	want := int(floor*100/live) - 100 // goal = live × (1 + want/100) = floor
-	return max(base, min(want, ceiling))
+	// goal = live + (live + roots) × want/100 = floor
+	want := (floor - live) * 100 / (live + roots)
+	return max(base, int(min(want, uint64(ceiling))))
 }
 
 // Tuner adjusts GOGC after every garbage collection. Stop it with Stop.
@@ -68,7 +73,7 @@ func Start(floor uint64) *Tuner {
 		return nil
 	}
 	t := &Tuner{floor: floor, base: base, current: base,
-		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+		sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}}
 	t.adjust()
 	t.arm()
 	return t
@@ -100,11 +105,13 @@ func (t *Tuner) adjust() {
 		return
 	}
 	metrics.Read(t.sample)
-	var live uint64
-	if t.sample[0].Value.Kind() == metrics.KindUint64 {
-		live = t.sample[0].Value.Uint64()
+	var v [3]uint64
+	for i, s := range t.sample {
+		if s.Value.Kind() == metrics.KindUint64 {
+			v[i] = s.Value.Uint64()
+		}
 	}
-	p := Percent(t.floor, live, t.base)
+	p := Percent(t.floor, v[0], v[1]+v[2], t.base)
 	// Setting GOGC recomputes the pacer; skip changes under a tenth.
 	if d := p - t.current; d*10 > t.current || -d*10 > t.current || (p == t.base && t.current != t.base) {
 		debug.SetGCPercent(p)
