@@ -32,6 +32,7 @@ func (w *worker) transform(ctx context.Context, src io.Reader, o imaging.Options
 	req := &imagerpc.Request{Options: optionsToProto(o), SizeHint: imaging.SizeOf(src)}
 	gone := w.fw.WriteFrame(&imagerpc.Frame{Id: id, Body: &imagerpc.Frame_Request{Request: req}}) != nil
 	if gone {
+		w.markGone(c)
 		err = errWrite // the child is gone: readLoop fails the call with the cause
 	} else {
 		err = w.stream(ctx, id, c, src)
@@ -66,10 +67,28 @@ func (w *worker) register() (uint64, *call, error) {
 	return w.nextID, c, nil
 }
 
+// unregister ends the parent's wait for call id. A call the child has not answered
+// stays registered, abandoned, until it does (the child answers every request it
+// got, cancelled or not) or dies.
 func (w *worker) unregister(id uint64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	delete(w.calls, id) // a nil map (child gone) is fine
+	c := w.calls[id] // a nil map (child gone) is fine
+	if c == nil {
+		return
+	}
+	if c.gone {
+		delete(w.calls, id)
+		return
+	}
+	c.abandoned, c.data = true, nil
+}
+
+// markGone records that c's request could not be written: the child never saw it.
+func (w *worker) markGone(c *call) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	c.gone = true
 }
 
 // cancel tells the child to stop working on id (best effort: it may be gone).

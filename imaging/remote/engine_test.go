@@ -363,3 +363,25 @@ func TestGoneWorkerIsNotAnAnswer(t *testing.T) {
 		}
 	}
 }
+
+// A transformation the server stopped waiting for (its client went away) may still be
+// running in the worker. When the worker then dies, it counts among those in flight:
+// a transformation started beside it must not look like the only suspect, or anyone
+// could get another user's image quarantined by abandoning a crashing one of their own.
+func TestAbandonedCallsCountAsInFlight(t *testing.T) {
+	e := newFake(t, 2, 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if _, err := e.Transform(ctx, strings.NewReader("stubborn-exit:500ms"), opts); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("abandoned transformation: %v", err)
+	}
+	_, err := e.Transform(context.Background(), strings.NewReader("sleep:5s"), opts)
+	var crash *imaging.CrashError
+	if !errors.As(err, &crash) || crash.InFlight != 2 {
+		t.Fatalf("the worker died under a transformation beside an abandoned one: %v (crash %+v), want InFlight 2", err, crash)
+	}
+	// The abandoned call's entry is gone with the worker; a new one works.
+	if res, err := e.Transform(context.Background(), strings.NewReader("ab"), opts); err != nil || string(res.Data) != "ba" {
+		t.Fatalf("after the crash: %v %v", res, err)
+	}
+}

@@ -69,8 +69,10 @@ func runFakeWorker(args []string) int {
 }
 
 // fakeEngine answers by the source's content: "sleep:DURATION" waits (or until
-// cancelled), "error:CODE" fails with that code, "exit" exits the process; anything
-// else comes back reversed, as the format asked for, sized w×h.
+// cancelled), "error:CODE" fails with that code, "exit" exits the process,
+// "stubborn-exit:DURATION" exits it after DURATION, cancelled or not (a decoder that
+// does not look at its context); anything else comes back reversed, as the format
+// asked for, sized w×h.
 type fakeEngine struct {
 	cfg  imaging.Config
 	pool *imaging.Pool
@@ -102,6 +104,10 @@ func (e *fakeEngine) answer(ctx context.Context, data []byte, o imaging.Options)
 	case strings.HasPrefix(s, "error:"):
 		return nil, &coffer.Error{Code: s[len("error:"):], Message: "fake failure", Err: errors.New("fake cause")}
 	case s == "exit":
+		os.Exit(3)
+	case strings.HasPrefix(s, "stubborn-exit:"):
+		d, _ := time.ParseDuration(s[len("stubborn-exit:"):])
+		time.Sleep(d)
 		os.Exit(3)
 	}
 	out := bytes.Clone(data)

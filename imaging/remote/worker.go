@@ -35,12 +35,18 @@ type worker struct {
 	exited chan struct{} // closed once the child is reaped and every call failed
 }
 
-// call is one request waiting for its result.
+// call is one request waiting for its result. A call stays registered until the
+// child answers it or dies, even when the parent stops waiting (abandoned: its
+// context ended), because the child may still be working on it: a crash then is
+// counted among the transformations in flight (CrashError.InFlight), so that a
+// transformation started beside it is not taken for the only suspect.
 type call struct {
-	done chan struct{}
-	data []byte
-	resp *imagerpc.Response
-	err  error
+	done      chan struct{}
+	data      []byte
+	resp      *imagerpc.Response
+	err       error
+	abandoned bool // the parent no longer waits; the child may still be running it
+	gone      bool // its request never reached the child: not in flight there
 }
 
 // startWorker runs the child and waits for its Hello, killing it if it does not
@@ -145,7 +151,7 @@ func (w *worker) dispatch(f *imagerpc.Frame) error {
 	c := w.calls[f.Id]
 	switch b := f.Body.(type) {
 	case *imagerpc.Frame_Chunk:
-		if c != nil && c.err == nil {
+		if c != nil && c.err == nil && !c.abandoned {
 			if len(c.data)+len(b.Chunk.GetData()) > w.maxResult {
 				c.err = coffer.Errorf(coffer.EINTERNAL, "image worker sent a result larger than %d bytes", w.maxResult)
 			}
@@ -176,8 +182,14 @@ func (w *worker) fail(err error) {
 	} else {
 		w.log.Debug("image worker exited", "err", err)
 	}
+	inFlight := 0
 	for _, c := range calls {
-		c.err = died(&imaging.CrashError{InFlight: len(calls), Err: err})
+		if !c.gone {
+			inFlight++
+		}
+	}
+	for _, c := range calls {
+		c.err = died(&imaging.CrashError{InFlight: inFlight, Err: err})
 		close(c.done)
 	}
 	close(w.exited)
