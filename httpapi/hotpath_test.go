@@ -186,3 +186,51 @@ func TestCachedFileSizes(t *testing.T) {
 		}
 	}
 }
+
+// trickle is a body that arrives slowly: n pieces, one every gap.
+type trickle struct {
+	pieces [][]byte
+	gap    time.Duration
+}
+
+func (t *trickle) Read(p []byte) (int, error) {
+	if len(t.pieces) == 0 {
+		return 0, io.EOF
+	}
+	time.Sleep(t.gap)
+	n := copy(p, t.pieces[0])
+	if t.pieces[0] = t.pieces[0][n:]; len(t.pieces[0]) == 0 {
+		t.pieces = t.pieces[1:]
+	}
+	return n, nil
+}
+
+// An upload whose body takes longer than the write timeout to arrive (a slow link,
+// not a stalled one) still gets its answer, over HTTP/1.1 and HTTP/2: the write
+// deadline counts from the response, not from the request. Otherwise the file is
+// committed but the client sees a broken connection and may upload it again.
+func TestSlowUploadGetsItsAnswer(t *testing.T) {
+	e := newEnv(t, envOptions{writeTime: 300 * time.Millisecond, h2c: true})
+	for _, c := range []*http.Client{e.srv.Client(), h2cClient()} {
+		body, ctype := multipartBody(part{field: "file[]", filename: "slow.bin", body: content(5000)})
+		raw := body.Bytes()
+		var pieces [][]byte
+		for i := 0; i < len(raw); i += len(raw)/6 + 1 {
+			pieces = append(pieces, raw[i:min(i+len(raw)/6+1, len(raw))])
+		}
+		req, _ := http.NewRequest("POST", e.srv.URL+"/v1/files", &trickle{pieces: pieces, gap: 150 * time.Millisecond})
+		req.ContentLength = int64(len(raw))
+		req.Header.Set("Content-Type", ctype)
+		req.Header.Set("X-Hasura-Admin-Secret", adminSecret)
+		start := time.Now()
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatalf("upload over %v: %v", time.Since(start), err)
+		}
+		var out uploadResp
+		mustStatus(t, resp, http.StatusCreated, &out)
+		if resp.ProtoMajor == 1 && time.Since(start) < 600*time.Millisecond {
+			t.Fatalf("the body arrived in %v: not slower than the write timeout", time.Since(start))
+		}
+	}
+}

@@ -44,6 +44,7 @@ type envOptions struct {
 	jwtSecret string // Hasura JWT config JSON
 	rules     string // rules document
 	readIdle  time.Duration
+	writeTime time.Duration  // WriteTimeout
 	images    bool           // install the libvips engine
 	engine    imaging.Engine // or this one
 	webhooks  bool           // run a webhook dispatcher that may reach loopback
@@ -118,6 +119,9 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 	hcfg.PublicURL, hcfg.Version, hcfg.Metrics = "http://"+srv.Listener.Addr().String(), "test", mt
 	if o.readIdle > 0 {
 		hcfg.ReadIdleTimeout = o.readIdle
+	}
+	if o.writeTime > 0 {
+		hcfg.WriteTimeout = o.writeTime
 	}
 	h, err := httpapi.New(hcfg, svc, authn, signer, log)
 	if err != nil {

@@ -32,8 +32,11 @@ type reqState struct {
 	route           string // the matched pattern, for metrics; "" if none
 	// muxErrors wraps sw for requests that match no route.
 	muxErrors jsonErrors
-	// deadline is the response's write deadline, applied just before its first byte.
-	deadline time.Time
+	// deadline is the response's write deadline, applied just before its first byte;
+	// zero: writeTimeout from then. It counts from the response, not the request, so
+	// that an upload whose body takes long to arrive still gets its answer.
+	deadline     time.Time
+	writeTimeout time.Duration
 }
 
 type ctxKey struct{}
@@ -132,8 +135,12 @@ func (s *statusWriter) headers(code int) {
 		return
 	}
 	s.status = code
+	now := time.Now()
+	if s.st.deadline.IsZero() {
+		s.st.deadline = now.Add(s.st.writeTimeout)
+	}
 	s.applyDeadline()
-	s.st.timer.Add("app", time.Since(s.start), "")
+	s.st.timer.Add("app", now.Sub(s.start), "")
 	s.ResponseWriter.Header()["Server-Timing"] = []string{s.st.timer.Header()}
 }
 
@@ -315,7 +322,7 @@ func (h *Handler) wrap() http.Handler {
 // wrapper and the body wrapper), puts it in the context and sets the common headers.
 func (h *Handler) begin(w http.ResponseWriter, r *http.Request) (*reqState, *http.Request) {
 	start := time.Now()
-	st := &reqState{id: h.newRequestID(r), log: h.log, deadline: start.Add(h.cfg.WriteTimeout)} // downloads extend it by size
+	st := &reqState{id: h.newRequestID(r), log: h.log, writeTimeout: h.cfg.WriteTimeout} // downloads extend it by size
 	st.Context = r.Context()
 	r = r.WithContext(st)
 	st.sw = statusWriter{ResponseWriter: w, st: st, start: start, conn: connOf(r)}
