@@ -175,18 +175,18 @@ func (w *worker) fail(err error) {
 	w.err = err
 	calls := w.calls
 	w.calls = nil
-	w.mu.Unlock()
-	if len(calls) > 0 {
-		w.log.Error("image worker exited with transformations in flight; it restarts with the next one",
-			"err", err, "in_flight", len(calls))
-	} else {
-		w.log.Debug("image worker exited", "err", err)
-	}
-	inFlight := 0
+	inFlight := 0 // calls whose request reached the child (markGone writes under w.mu)
 	for _, c := range calls {
 		if !c.gone {
 			inFlight++
 		}
+	}
+	w.mu.Unlock()
+	if inFlight > 0 {
+		w.log.Error("image worker exited with transformations in flight; it restarts with the next one",
+			"err", err, "in_flight", inFlight)
+	} else {
+		w.log.Debug("image worker exited", "err", err)
 	}
 	for _, c := range calls {
 		c.err = died(&imaging.CrashError{InFlight: inFlight, Err: err})
