@@ -66,7 +66,7 @@ func NewContent(blobs *blob.Store, cfg ContentConfig) (*Content, error) {
 		},
 		OnAtomicDeletion: func(e otter.DeletionEvent[string, *entry]) {
 			if e.Value != nil && e.Value.f != nil {
-				e.Value.f.release() // the cache's reference
+				e.Value.f.dropCacheRef()
 			}
 		},
 		StatsRecorder: c.stats,
@@ -103,21 +103,46 @@ func (c *Content) Open(ctx context.Context, key string, size int64) (r blob.Read
 		return r, false, err
 	}
 	loaded := false
+	var files []*sharedFile // opened by our loads: otter may drop a load and run another
 	e, err := c.c.Get(ctx, key, otter.LoaderFunc[string, *entry](func(ctx context.Context, key string) (*entry, error) {
 		loaded = true
-		return c.load(ctx, key, size)
+		e, err := c.load(ctx, key, size)
+		if err == nil && e.f != nil {
+			files = append(files, e.f)
+		}
+		return e, err
 	}))
-	if err != nil {
-		return nil, false, err
+	if err == nil {
+		r, hit, err = c.reader(ctx, key, e, !loaded)
 	}
+	if len(files) > 0 { // after reader took its reference
+		c.dropUncached(key, files)
+	}
+	return r, hit, err
+}
+
+// reader returns a reader of e, the cache's entry for key.
+func (c *Content) reader(ctx context.Context, key string, e *entry, hit bool) (blob.Reader, bool, error) {
 	if e.f == nil {
-		return BytesReader(key, e.b), !loaded, nil
+		return BytesReader(key, e.b), hit, nil
 	}
 	if !e.f.acquire() { // evicted and closed since Get: open it again
-		r, err = c.blobs.Open(ctx, key)
+		r, err := c.blobs.Open(ctx, key)
 		return r, false, err
 	}
-	return &fileReader{s: e.f, key: key}, !loaded, nil
+	return &fileReader{s: e.f, key: key}, hit, nil
+}
+
+// dropUncached lets go of the cache's reference to files our loads opened that the
+// cache does not hold: otter drops a load that an invalidation (Forget) raced with,
+// with no deletion event, and may load again.
+func (c *Content) dropUncached(key string, files []*sharedFile) {
+	got, ok := c.c.GetEntryQuietly(key)
+	for _, f := range files {
+		if !ok || got.Value.f != f {
+			f.dropCacheRef()
+		}
+	}
 }
 
 // load reads a whole blob, checking it has the size the metadata promised; a large

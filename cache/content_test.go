@@ -4,7 +4,12 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/coffer/coffer"
 
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/blob/fsblob"
@@ -120,4 +125,76 @@ func TestContentCacheFiles(t *testing.T) {
 		t.Fatal("file still open after the cache and every reader let go")
 	}
 	open(false) // forgotten: loaded again
+}
+
+// hookDriver runs hook once, after its next Open succeeded.
+type hookDriver struct {
+	blob.Driver
+	hook func()
+}
+
+func (d *hookDriver) Open(ctx context.Context, key string) (blob.Reader, error) {
+	r, err := d.Driver.Open(ctx, key)
+	if h := d.hook; h != nil && err == nil {
+		d.hook = nil
+		h()
+	}
+	return r, err
+}
+
+// openFDs counts this process's descriptors open on dir and files under it.
+func openFDs(t *testing.T, dir string) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd:", err)
+	}
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && strings.HasPrefix(l, dir) {
+			n++
+		}
+	}
+	return n
+}
+
+// A blob deleted (and forgotten) while a GET loads it into the cache: otter drops
+// that load without a deletion event and loads again (which finds the blob gone), so
+// Open itself must close the file the dropped load opened, or the deleted file stays
+// open, its disk space taken, until a garbage collection.
+func TestForgetDuringLoadClosesFile(t *testing.T) {
+	dir := t.TempDir()
+	fd, err := fsblob.New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &hookDriver{Driver: fd}
+	store := blob.New(d)
+	ctx := context.Background()
+	data := bytes.Repeat([]byte("z"), sendfileMin+1000)
+	c, err := NewContent(store, ContentConfig{MaxBytes: 1 << 20, MaxFile: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Put(ctx, "f/aa/gone", bytes.NewReader(data), int64(len(data)))
+	base := openFDs(t, dir) // the store's own (its root directory)
+	d.hook = func() { // the service's deleteBlob, while the load holds the open file
+		store.Delete(ctx, "f/aa/gone")
+		c.Forget("f/aa/gone")
+	}
+	if _, _, err := c.Open(ctx, "f/aa/gone", int64(len(data))); coffer.ErrorCode(err) != coffer.ENOTFOUND {
+		t.Fatalf("open of a blob deleted during its load: %v, want ENOTFOUND", err)
+	}
+	if n := openFDs(t, dir) - base; n != 0 || c.WeightedSize() != 0 {
+		t.Fatalf("%d descriptors on the deleted blob stay open; the cache holds %d bytes", n, c.WeightedSize())
+	}
+	// An ordinary load stays cached and open after its reader closes.
+	store.Put(ctx, "f/aa/kept", bytes.NewReader(data), int64(len(data)))
+	r, _, err := c.Open(ctx, "f/aa/kept", int64(len(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	if n := r.(*fileReader).s.refs.Load(); n != 1 || openFDs(t, dir)-base != 1 {
+		t.Fatalf("a cached file has %d references and %d descriptors after its reader closed, want 1 and 1", n, openFDs(t, dir)-base)
+	}
 }

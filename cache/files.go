@@ -32,6 +32,8 @@ type sharedFile struct {
 	f    *os.File
 	size int64
 	refs atomic.Int64
+	// cached is true while the cache holds its reference (one of refs).
+	cached atomic.Bool
 	// head is the file's first bytes: net/http reads them (to sniff, before it hands
 	// the rest to sendfile) with no system call.
 	head []byte
@@ -46,7 +48,16 @@ func newSharedFile(r blob.Reader, f *os.File, size int64) (*sharedFile, error) {
 		return nil, err
 	}
 	s.refs.Store(1) // the cache's
+	s.cached.Store(true)
 	return s, nil
+}
+
+// dropCacheRef lets go of the cache's reference, once: an eviction and a load
+// that turned out not to be cached may both try.
+func (s *sharedFile) dropCacheRef() {
+	if s.cached.CompareAndSwap(true, false) {
+		s.release()
+	}
 }
 
 // acquire takes a reference unless the file is already closed or closing.

@@ -35,10 +35,13 @@ func (c MetaConfig) Validate() error {
 
 // Meta is a meta.Store that answers GetFile (uploaded files only) and GetBucket from
 // memory. Every other method goes to the wrapped store; the writes among them
-// invalidate what they change. A load racing with an invalidation is discarded (otter
-// guarantees it), so a cache never keeps a row older than the newest invalidation.
+// invalidate what they change. A load racing with an invalidation of its key is
+// discarded (otter guarantees it), and one racing with a Flush is dropped by its
+// caller (flushes counts them: otter's InvalidateAll leaves loads in flight alone),
+// so a cache never keeps a row older than the newest invalidation.
 type Meta struct {
 	meta.Store
+	flushes atomic.Uint64
 	files   *otter.Cache[string, *coffer.File]
 	buckets *otter.Cache[string, *coffer.Bucket]
 	fstats  *stats.Counter
@@ -123,7 +126,11 @@ func (m *Meta) GetFile(ctx context.Context, id string) (*coffer.File, error) {
 	if !ok {
 		return m.Store.GetFile(ctx, id)
 	}
+	flushes := m.flushes.Load()
 	f, err := m.files.Get(ctx, key, m.fileLoader)
+	if m.flushes.Load() != flushes { // the row may have been loaded before the flush
+		m.files.Invalidate(key)
+	}
 	var nu notUploaded
 	switch {
 	case errors.As(err, &nu):
@@ -139,7 +146,11 @@ func (m *Meta) GetFile(ctx context.Context, id string) (*coffer.File, error) {
 
 // GetBucket answers from the cache.
 func (m *Meta) GetBucket(ctx context.Context, id string) (*coffer.Bucket, error) {
+	flushes := m.flushes.Load()
 	b, err := m.buckets.Get(ctx, id, m.bucketLoader)
+	if m.flushes.Load() != flushes {
+		m.buckets.Invalidate(id)
+	}
 	if errors.Is(err, otter.ErrNotFound) {
 		return m.Store.GetBucket(ctx, id) // the store's own ENOTFOUND error
 	}
@@ -176,6 +187,7 @@ func (m *Meta) Invalidate(key string) {
 
 // Flush drops every entry and reloads the rules.
 func (m *Meta) Flush() {
+	m.flushes.Add(1)
 	m.files.InvalidateAll()
 	m.buckets.InvalidateAll()
 	m.rulesChanged()
@@ -186,6 +198,10 @@ func (m *Meta) rulesChanged() {
 		(*fn)()
 	}
 }
+
+// ForgetFile drops file id's cached row, so that the next GetFile reads it from the
+// store: for a reader that found the row's blob missing (the file changed since).
+func (m *Meta) ForgetFile(id string) { m.dropFile(id) }
 
 // dropFile invalidates a file by id in any spelling.
 func (m *Meta) dropFile(id string) {

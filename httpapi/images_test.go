@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -293,4 +294,57 @@ func TestCrashingImageIsQuarantined(t *testing.T) {
 	body2, ctype := multipartBody(part{field: "file", filename: "p.jpg", ctype: "image/jpeg", body: photo(t, 64, 48)})
 	mustStatus(t, e.do("PUT", "/v1/files/"+poison.ID, body2, true, "Content-Type", ctype), http.StatusOK, nil)
 	mustStatus(t, get(poison.ID, 12), http.StatusOK, nil)
+}
+
+// lastByteEngine answers every transformation with the source's last byte.
+type lastByteEngine struct{ refusingEngine }
+
+func (lastByteEngine) Transform(_ context.Context, src io.Reader, o imaging.Options) (*imaging.Result, error) {
+	data, err := io.ReadAll(src)
+	if err != nil || len(data) == 0 {
+		return nil, errors.Join(err, errors.New("empty source"))
+	}
+	return &imaging.Result{Data: data[len(data)-1:], Format: imaging.JPEG, Width: o.Width, Height: 1}, nil
+}
+
+// Transformations racing with replacements of their source, as GETs do
+// (TestGetDuringReplace): a transformation that read the row before a replacement
+// finds the old blob deleted and reads the row again, instead of answering 404 or 500;
+// it never answers from a version older than the last finished replacement.
+func TestTransformDuringReplace(t *testing.T) {
+	e := newEnv(t, envOptions{engine: lastByteEngine{}})
+	base := photo(t, 64, 48)
+	version := func(i int) []byte { return append(bytes.Clone(base), byte('a'+i)) } // after the JPEG's end
+	id := e.uploadOne("default", "p.jpg", version(0)).ID
+	var latest atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 6 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				atLeast := latest.Load()
+				resp := e.do("GET", fmt.Sprintf("/v1/files/%s?w=%d", id, 1+g*1000+i), nil, true) // a new variant each time
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode != 200 || len(b) != 1 || int64(b[0]-'a') < atLeast {
+					t.Errorf("transformation during a replace: %d %q, after version %d was in place", resp.StatusCode, b, atLeast)
+					return
+				}
+			}
+		}()
+	}
+	for i := 1; i < 16; i++ {
+		body, ctype := multipartBody(part{field: "file", filename: "p.jpg", body: version(i)})
+		mustStatus(t, e.do("PUT", "/v1/files/"+id, body, true, "Content-Type", ctype), http.StatusOK, nil)
+		latest.Store(int64(i))
+	}
+	close(stop)
+	wg.Wait()
 }

@@ -55,21 +55,44 @@ func (s *Service) lookup(ctx context.Context, id string) (*coffer.File, *coffer.
 // OpenFile returns the file's metadata, bucket and an open reader of its contents.
 // The caller closes the reader.
 func (s *Service) OpenFile(ctx context.Context, p *coffer.Principal, id string) (*coffer.File, *coffer.Bucket, blob.Reader, error) {
-	f, b, err := s.GetFile(ctx, p, id)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	start := time.Now()
-	r, hit, err := s.content.Open(ctx, f.BlobKey, f.Size)
-	timing.FromContext(ctx).Add("blob-open", time.Since(start), cacheDesc(hit))
-	if err != nil {
-		if coffer.ErrorCode(err) == coffer.ENOTFOUND {
-			s.log.Error("file row without blob (broken metadata)", "file", f.ID, "key", f.BlobKey)
-			return nil, nil, nil, coffer.Internal(err, "file contents are missing")
+	for again := false; ; again = true {
+		f, b, err := s.GetFile(ctx, p, id)
+		if err != nil {
+			return nil, nil, nil, err
 		}
-		return nil, nil, nil, err
+		start := time.Now()
+		r, hit, err := s.content.Open(ctx, f.BlobKey, f.Size)
+		timing.FromContext(ctx).Add("blob-open", time.Since(start), cacheDesc(hit))
+		if coffer.ErrorCode(err) == coffer.ENOTFOUND {
+			if !again {
+				s.rowMayBeStale(id)
+				continue
+			}
+			return nil, nil, nil, s.missingBlob(f, err)
+		}
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return f, b, r, nil
 	}
-	return f, b, r, nil
+}
+
+// rowMayBeStale is called when the blob a file row names is not in the blob store.
+// Usually the file was replaced or deleted after the row was read (a replaced or
+// deleted file's blob goes as soon as the change commits), or this node's cached row
+// predates another node's change whose notification is still on its way. It drops
+// the cached row, so that reading the file again gets the row from the store.
+func (s *Service) rowMayBeStale(id string) {
+	if c, ok := s.meta.(interface{ ForgetFile(id string) }); ok {
+		c.ForgetFile(id)
+	}
+}
+
+// missingBlob is the error for a fresh file row whose blob is missing: broken
+// metadata (or a file replaced twice while it was read), a 500 that is logged.
+func (s *Service) missingBlob(f *coffer.File, err error) error {
+	s.log.Error("file row without blob (broken metadata)", "file", f.ID, "key", f.BlobKey)
+	return &coffer.Error{Code: coffer.EINTERNAL, Message: "file contents are missing", Err: err}
 }
 
 // cacheDesc describes where content came from, for Server-Timing.

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,30 @@ func (s *Service) Variants() *cache.Variants { return s.variants }
 // the source is transformed on the bounded worker pool (EUNAVAILABLE when its queue
 // is full).
 func (s *Service) OpenVariant(ctx context.Context, p *coffer.Principal, id string, o imaging.Options, accept string) (*coffer.File, *coffer.Bucket, *Variant, error) {
+	f, b, v, err := s.openVariant(ctx, p, id, o, accept)
+	var missing *blobMissing
+	if errors.As(err, &missing) { // as in OpenFile: the row may be older than the blob store
+		s.rowMayBeStale(id)
+		f, b, v, err = s.openVariant(ctx, p, id, o, accept)
+		if errors.As(err, &missing) {
+			return nil, nil, nil, s.missingBlob(missing.f, missing.err)
+		}
+	}
+	return f, b, v, err
+}
+
+// blobMissing is the error of a transformation whose source blob is not in the blob
+// store.
+type blobMissing struct {
+	f   *coffer.File
+	err error
+}
+
+func (e *blobMissing) Error() string { return "source blob missing: " + e.err.Error() }
+func (e *blobMissing) Unwrap() error { return e.err }
+
+// openVariant is one attempt of OpenVariant.
+func (s *Service) openVariant(ctx context.Context, p *coffer.Principal, id string, o imaging.Options, accept string) (*coffer.File, *coffer.Bucket, *Variant, error) {
 	f, b, err := s.GetFile(ctx, p, id)
 	if err != nil {
 		return nil, nil, nil, err
@@ -91,6 +116,9 @@ func (s *Service) transform(ctx context.Context, f *coffer.File, o imaging.Optio
 		return nil, err
 	}
 	r, _, err := s.content.Open(ctx, f.BlobKey, f.Size)
+	if coffer.ErrorCode(err) == coffer.ENOTFOUND {
+		return nil, &blobMissing{f: f, err: err}
+	}
 	if err != nil {
 		return nil, err
 	}

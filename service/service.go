@@ -125,8 +125,10 @@ func errFileNotFound() error { return coffer.Errorf(coffer.ENOTFOUND, "file not 
 // and left to the sweeper.
 func (s *Service) deleteBlob(ctx context.Context, key string) {
 	ctx = context.WithoutCancel(ctx)
-	s.content.Forget(key)
 	if err := s.blobs.Delete(ctx, key); err != nil {
 		s.log.Warn("blob delete failed; the sweeper will retry", "key", key, "err", err)
 	}
+	// After the delete: a read that held the old row could otherwise open the blob
+	// between the two and keep it open in the content cache.
+	s.content.Forget(key)
 }
