@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"time"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/access"
@@ -14,12 +15,7 @@ func (s *Service) LoadRules(ctx context.Context, fileDoc []byte) error {
 	if fileDoc != nil {
 		return s.putRules(ctx, fileDoc)
 	}
-	rs, err := s.storedRules(ctx)
-	if err != nil {
-		return err
-	}
-	s.rules.Store(rs)
-	return nil
+	return s.ReloadRules(ctx)
 }
 
 // storedRules compiles the rules stored in the metadata database (none: empty rules).
@@ -36,14 +32,55 @@ func (s *Service) storedRules(ctx context.Context) (*access.RuleSet, error) {
 
 // ReloadRules installs the rules stored in the metadata database, after another node
 // changed them or a cache flush. On failure the rules in force stay and the error is
-// logged: a node never drops to "no rules" because of a passing database error.
-func (s *Service) ReloadRules(ctx context.Context) {
+// logged: a node never drops to "no rules" because of a passing database error; and
+// RefreshRules tries again soon, since the notification that asked for the reload
+// will not come again.
+func (s *Service) ReloadRules(ctx context.Context) error {
+	s.rulesMu.Lock()
+	defer s.rulesMu.Unlock()
 	rs, err := s.storedRules(ctx)
 	if err != nil {
-		s.log.Error("reloading the permission rules failed; keeping the rules in force", "err", err)
-		return
+		s.rulesStale.Store(true)
+		select {
+		case s.rulesKick <- struct{}{}:
+		default:
+		}
+		s.log.Error("reloading the permission rules failed; keeping the rules in force and retrying", "err", err)
+		return err
 	}
+	s.rulesStale.Store(false)
 	s.rules.Store(rs)
+	return nil
+}
+
+// RefreshRules runs until ctx ends. It reloads the rules every interval, a safety net
+// like the metadata cache's TTL (changes arrive at once: through this node, or by
+// notification from others), and after a failed reload it tries again after 1 s,
+// doubling up to interval, until one succeeds.
+func (s *Service) RefreshRules(ctx context.Context, interval time.Duration) {
+	interval = max(interval, time.Second)
+	backoff := time.Second
+	for {
+		wait := interval
+		if s.rulesStale.Load() {
+			wait = min(backoff, interval)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-s.rulesKick: // a reload failed: wait the backoff instead
+			t.Stop()
+			continue
+		case <-t.C:
+		}
+		if s.ReloadRules(ctx) != nil {
+			backoff = min(backoff*2, interval)
+		} else {
+			backoff = time.Second
+		}
+	}
 }
 
 // Rules returns the rules document in force (admin).
@@ -71,7 +108,13 @@ func (s *Service) putRules(ctx context.Context, doc []byte) error {
 	if err := s.meta.PutRules(ctx, rs.Document()); err != nil {
 		return err
 	}
-	s.rules.Store(rs)
+	// Install what is stored now rather than rs: another node's rules stored after
+	// ours, and reloaded here before this line, must not be overwritten by older ones.
+	if s.ReloadRules(ctx) != nil {
+		s.rulesMu.Lock()
+		s.rules.Store(rs) // ours are stored; RefreshRules brings any newer ones
+		s.rulesMu.Unlock()
+	}
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,8 +65,14 @@ type Service struct {
 	log      *slog.Logger
 	now      func() time.Time
 	rules    atomic.Pointer[access.RuleSet]
-	webhooks *Webhooks // nil: webhook administration is off
-	crashes  *quarantine
+	// rulesMu serializes reading the stored rules with installing them, so the last
+	// rules installed were read last; rulesStale marks a failed reload, which
+	// RefreshRules retries (rulesKick wakes it).
+	rulesMu    sync.Mutex
+	rulesStale atomic.Bool
+	rulesKick  chan struct{}
+	webhooks   *Webhooks // nil: webhook administration is off
+	crashes    *quarantine
 }
 
 // New returns a Service over the given stores.
@@ -84,7 +91,7 @@ func New(cfg Config, m meta.Store, b *blob.Store, log *slog.Logger) (*Service, e
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{cfg: cfg, meta: m, blobs: b, content: content, variants: variants, log: log, now: time.Now}
+	s := &Service{cfg: cfg, meta: m, blobs: b, content: content, variants: variants, log: log, now: time.Now, rulesKick: make(chan struct{}, 1)}
 	s.crashes = newQuarantine(func() time.Time { return s.now() }, log)
 	s.rules.Store(access.Empty())
 	return s, nil

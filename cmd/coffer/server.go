@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -198,7 +199,8 @@ type server struct {
 	svc    *service.Service
 	http   *http.Server
 	ln     net.Listener
-	sweep  context.CancelFunc // stops the sweeper and the bus
+	sweep  context.CancelFunc // stops the sweeper, the rules refresher and the bus
+	bg     sync.WaitGroup     // those three, which Close waits for before the stores close
 	authn  *auth.Authenticator
 	bus    *cache.Bus // nil on SQLite: one node, nothing to hear
 	images imaging.Engine
@@ -236,7 +238,7 @@ func (s *server) build(ctx context.Context) error {
 		return err
 	}
 	svc.UseImages(s.images)
-	s.st.cache.OnRulesChanged(func() { svc.ReloadRules(context.Background()) })
+	s.st.cache.OnRulesChanged(func() { _ = svc.ReloadRules(context.Background()) }) // a failure is logged and retried
 	if err := s.buildWebhooks(svc); err != nil {
 		return err
 	}
@@ -301,9 +303,10 @@ func (s *server) listen() error {
 func (s *server) run(ctx context.Context) error {
 	sweepCtx, cancel := context.WithCancel(context.Background())
 	s.sweep = cancel
-	go s.svc.RunSweeper(sweepCtx, s.cfg.SweepInterval)
+	s.bg.Go(func() { s.svc.RunSweeper(sweepCtx, s.cfg.SweepInterval) })
+	s.bg.Go(func() { s.svc.RefreshRules(sweepCtx, s.cfg.MetaCacheTTL) })
 	if s.bus != nil {
-		go s.bus.Run(sweepCtx)
+		s.bg.Go(func() { s.bus.Run(sweepCtx) })
 	}
 	s.webhooksDone = s.runWebhooks(sweepCtx)
 	errc := make(chan error, 1)
@@ -342,6 +345,7 @@ func (s *server) blobKind() string {
 func (s *server) Close() error {
 	if s.sweep != nil {
 		s.sweep()
+		s.bg.Wait()
 	}
 	if s.webhooksDone != nil {
 		<-s.webhooksDone // attempts in flight record their outcome before the store closes
