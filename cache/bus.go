@@ -2,11 +2,13 @@ package cache
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Channel is the PostgreSQL notification channel the metadata triggers send on (see
@@ -22,8 +24,17 @@ type Invalidator interface {
 // Bus delivers invalidations from other nodes sharing one PostgreSQL database. It
 // holds one dedicated connection (not from the pool, which would hand it back) in
 // LISTEN; after every (re)connect it flushes the caches, because notifications sent
-// while it was disconnected are lost.
+// while it was disconnected are lost. A connection that stays quiet for PingEvery is
+// pinged: one that died without a word (a NAT or firewall that dropped it, a failover
+// behind a proxy) would otherwise go unnoticed for as long as TCP keepalive takes,
+// minutes in which this node misses every invalidation.
 type Bus struct {
+	// PingEvery and PingTimeout (set before Run): after PingEvery without a
+	// notification the connection is pinged, and one that does not answer within
+	// PingTimeout is dropped and made again.
+	PingEvery   time.Duration
+	PingTimeout time.Duration
+
 	connString string
 	inv        Invalidator
 	log        *slog.Logger
@@ -33,9 +44,10 @@ type Bus struct {
 	reconnects    atomic.Int64
 }
 
-// NewBus returns a bus for the database at connString; Run starts it.
+// NewBus returns a bus for the database at connString, pinging a quiet connection
+// every 30 s with a 5 s timeout; Run starts it.
 func NewBus(connString string, inv Invalidator, log *slog.Logger) *Bus {
-	return &Bus{connString: connString, inv: inv, log: log}
+	return &Bus{connString: connString, inv: inv, log: log, PingEvery: 30 * time.Second, PingTimeout: 5 * time.Second}
 }
 
 // Connected reports whether the bus is listening now.
@@ -80,11 +92,24 @@ func (b *Bus) listen(ctx context.Context) error {
 	b.inv.Flush() // whatever changed while we were not listening
 	b.connected.Store(true)
 	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
+		wctx, cancel := context.WithTimeout(ctx, b.PingEvery)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+		if err == nil {
+			b.notifications.Add(1)
+			b.inv.Invalidate(n.Payload)
+			continue
+		}
+		if ctx.Err() != nil || !pgconn.Timeout(err) {
 			return err
 		}
-		b.notifications.Add(1)
-		b.inv.Invalidate(n.Payload)
+		// Quiet for PingEvery: is anyone still there? (Notifications that arrive
+		// during the ping are kept for the next wait.)
+		pctx, cancel := context.WithTimeout(ctx, b.PingTimeout)
+		err = conn.Ping(pctx)
+		cancel()
+		if err != nil {
+			return fmt.Errorf("the listening connection did not answer a ping: %w", err)
+		}
 	}
 }

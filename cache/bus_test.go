@@ -4,7 +4,10 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,4 +132,130 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TRUNCATE fires no row triggers; a statement trigger sends "*", so other nodes flush
+// instead of serving files that no longer exist.
+func TestTruncateFlushesOtherNodes(t *testing.T) {
+	u := pgtest.FreshSchema(t, pgtest.DatabaseURL(t))
+	a, b := startNode(t, u), startNode(t, u)
+	ctx := t.Context()
+	f := upload(t, a, "f")
+	if _, err := b.GetFile(ctx, f.ID); err != nil { // cached on B
+		t.Fatal(err)
+	}
+	pgtest.Exec(t, u, "TRUNCATE files CASCADE")
+	waitFor(t, "the truncated file gone on B", func() bool {
+		_, err := b.GetFile(ctx, f.ID)
+		return coffer.ErrorCode(err) == coffer.ENOTFOUND
+	})
+}
+
+// freezer is a TCP proxy on 127.0.0.1. freeze makes the connections open at the time
+// go silent both ways without closing, as when a NAT or firewall drops them; later
+// connections pass.
+type freezer struct {
+	ln     net.Listener
+	mu     sync.Mutex
+	frozen []*atomic.Bool
+	conns  []net.Conn
+}
+
+func newFreezer(t *testing.T, target string) *freezer {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &freezer{ln: ln}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			frozen := new(atomic.Bool)
+			f.mu.Lock()
+			f.frozen, f.conns = append(f.frozen, frozen), append(f.conns, c, s)
+			f.mu.Unlock()
+			go pipe(s, c, frozen)
+			go pipe(c, s, frozen)
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		for _, c := range f.conns {
+			c.Close()
+		}
+	})
+	return f
+}
+
+// pipe copies src to dst; once frozen, what arrives is dropped.
+func pipe(dst, src net.Conn, frozen *atomic.Bool) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 && !frozen.Load() {
+			dst.Write(buf[:n])
+		}
+		if err != nil {
+			dst.Close()
+			return
+		}
+	}
+}
+
+func (f *freezer) freeze() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, fr := range f.frozen {
+		fr.Store(true)
+	}
+}
+
+// A listening connection that dies silently (no FIN, no RST: TCP sees nothing wrong)
+// is found by the bus's ping after a quiet PingEvery, dropped and made again, and the
+// reconnect flush brings the change B missed meanwhile.
+func TestBusPingFindsSilentlyDeadConnection(t *testing.T) {
+	u := pgtest.FreshSchema(t, pgtest.DatabaseURL(t))
+	a := startNode(t, u)
+	pu, err := url.Parse(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newFreezer(t, pu.Host)
+	pu.Host = proxy.ln.Addr().String()
+	m := cached(t, openPostgres(t, u))
+	bus := cache.NewBus(pu.String(), m, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	bus.PingEvery, bus.PingTimeout = 200*time.Millisecond, 300*time.Millisecond
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { bus.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	waitFor(t, "bus connected", bus.Connected)
+
+	f := upload(t, a, "f")
+	if _, err := m.GetFile(t.Context(), f.ID); err != nil { // cached on B
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond) // quiet periods with answered pings keep the connection
+	if bus.Reconnects() != 0 {
+		t.Fatalf("%d reconnects of a healthy connection", bus.Reconnects())
+	}
+	proxy.freeze()
+	name := "renamed while B's connection was dead"
+	_, err = a.UpdateFile(t.Context(), f.ID, coffer.FileUpdate{Name: &name})
+	must(t, err)
+	d := waitFor(t, "B sees the change after finding its connection dead", func() bool {
+		got, err := m.GetFile(t.Context(), f.ID)
+		return err == nil && got.Name == name
+	})
+	t.Logf("change seen on B %v after its connection went silent (ping every 200ms, timeout 300ms); reconnects %d", d, bus.Reconnects())
 }

@@ -177,7 +177,7 @@ func TestForgetDuringLoadClosesFile(t *testing.T) {
 	}
 	store.Put(ctx, "f/aa/gone", bytes.NewReader(data), int64(len(data)))
 	base := openFDs(t, dir) // the store's own (its root directory)
-	d.hook = func() { // the service's deleteBlob, while the load holds the open file
+	d.hook = func() {       // the service's deleteBlob, while the load holds the open file
 		store.Delete(ctx, "f/aa/gone")
 		c.Forget("f/aa/gone")
 	}
