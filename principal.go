@@ -10,8 +10,12 @@ type Principal struct {
 	Session   map[string]string // x-hasura-* session variables, lower-case keys
 }
 
+// AdminRole is Hasura's admin role: the admin secret's role, and (unless turned off)
+// a JWT acting as this role has every permission too.
+const AdminRole = "admin"
+
 // AdminPrincipal is the principal of a request carrying the admin secret.
-func AdminPrincipal() *Principal { return &Principal{Role: "admin", Admin: true} }
+func AdminPrincipal() *Principal { return &Principal{Role: AdminRole, Admin: true} }
 
 // AnonymousPrincipal is the principal of a request without credentials.
 func AnonymousPrincipal(role string) *Principal {

@@ -17,12 +17,16 @@ type Config struct {
 	// JWTSecret is Hasura's JSON JWT secret (see ParseJWTConfig); "" disables JWT
 	// authentication.
 	JWTSecret string
+	// JWTAdminRole makes a JWT whose role is "admin" an admin, with every permission,
+	// as Hasura treats its admin role (and hasura-storage with it). Off: "admin" is
+	// an ordinary role that needs rules.
+	JWTAdminRole bool
 	// Logger receives JWKS refresh failures; nil means slog.Default().
 	Logger *slog.Logger
 }
 
 // DefaultConfig returns the defaults.
-func DefaultConfig() Config { return Config{UnauthorizedRole: "public"} }
+func DefaultConfig() Config { return Config{UnauthorizedRole: "public", JWTAdminRole: true} }
 
 // Validate checks c, including the JWT secret.
 func (c Config) Validate() error {
@@ -71,6 +75,7 @@ func New(cfg Config) (*Authenticator, error) {
 	if a.jwt, err = newJWTVerifier(jc, log); err != nil {
 		return nil, err
 	}
+	a.jwt.adminRole = cfg.JWTAdminRole
 	return a, nil
 }
 

@@ -46,6 +46,8 @@ type jwtVerifier struct {
 	stop   context.CancelFunc // ends the JWKS refresher; nil for a static key
 	cache  *tokenCache        // verified tokens (see tokencache.go)
 	jwks   keyfunc.Keyfunc    // nil for a static key
+	// adminRole: a token acting as role "admin" is an admin (Hasura's admin role).
+	adminRole bool
 }
 
 // newJWTVerifier builds a verifier; with a JWKS URL it fetches the set once
@@ -164,6 +166,7 @@ func (v *jwtVerifier) principal(ctx context.Context, token, roleHeader string) (
 	if err != nil {
 		return nil, err
 	}
+	p.Admin = v.adminRole && p.Role == coffer.AdminRole
 	e := cachedPrincipal{p: p, deadline: now.Add(tokenCacheTTL)}
 	e.kid, _ = t.Header["kid"].(string)
 	if exp, _ := claims.GetExpirationTime(); exp != nil && exp.Add(v.cfg.AllowedSkew).Before(e.deadline) {

@@ -78,6 +78,7 @@ func fileHeaders(hd http.Header, r *http.Request, f *coffer.File, b *coffer.Buck
 	set("Accept-Ranges", "bytes")
 	modtime := f.UpdatedAt
 	if zeroTime(modtime) || hasDateCondition(r.Header) {
+		normalizeDates(r.Header)
 		return modtime
 	}
 	set("Last-Modified", string(appendHTTPDate(make([]byte, 0, 32), modtime)))
@@ -91,6 +92,32 @@ func zeroTime(t time.Time) bool { return t.IsZero() || t.Equal(time.Unix(0, 0)) 
 // against the modification time.
 func hasDateCondition(h http.Header) bool {
 	return h.Get("If-Modified-Since") != "" || h.Get("If-Unmodified-Since") != "" || h.Get("If-Range") != ""
+}
+
+// dateHeaders are the request headers ServeContent reads as HTTP dates.
+var dateHeaders = [...]string{"If-Modified-Since", "If-Unmodified-Since", "If-Range"}
+
+// normalizeDates rewrites conditional dates that http.ParseTime refuses but that are
+// unambiguous RFC 1123 dates in another zone spelling, such as "UTC" (what Go's
+// time.RFC1123 writes, and so what Nhost's Go client sends), to http.TimeFormat, so
+// they are honoured as hasura-storage honours them instead of ignored.
+func normalizeDates(h http.Header) {
+	for _, k := range dateHeaders {
+		v := h.Get(k)
+		if v == "" || strings.HasPrefix(v, `"`) || strings.HasPrefix(v, "W/") {
+			continue
+		}
+		if _, err := http.ParseTime(v); err == nil {
+			continue
+		}
+		layout := time.RFC1123Z // a numeric offset: "+0000"
+		if strings.HasSuffix(v, " UTC") || strings.HasSuffix(v, " UT") {
+			layout = time.RFC1123 // other abbreviations ("PST") would parse as UTC: ignored
+		}
+		if t, err := time.Parse(layout, v); err == nil {
+			h.Set(k, t.UTC().Format(http.TimeFormat))
+		}
+	}
 }
 
 // appendHTTPDate appends t as http.TimeFormat ("Mon, 02 Jan 2006 15:04:05 GMT").

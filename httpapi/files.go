@@ -82,7 +82,7 @@ func readReplaceParts(r *http.Request, mr *multipart.Reader, up *service.Upload)
 		}
 		switch part.FormName() {
 		case "file", "file[]":
-			err = up.AddContent(r.Context(), "", part.Header.Get("Content-Type"), part, -1)
+			err = up.AddContent(r.Context(), part.FileName(), part.Header.Get("Content-Type"), part, -1)
 		case "metadata", "metadata[]":
 			err = readReplaceMeta(part, up)
 		default:

@@ -26,12 +26,15 @@ func (h *Handler) uploadFiles(w http.ResponseWriter, r *http.Request) {
 	}
 	up := &uploadState{h: h, r: r, bucketID: headerOr(r, "X-Nhost-Bucket-Id", coffer.DefaultBucketID)}
 	defer up.abort()
-	if err := up.readParts(mr); err != nil {
-		writeError(w, r, err)
-		return
+	err = up.readParts(mr)
+	if err == nil && up.up == nil {
+		err = coffer.Errorf(coffer.EINVALID, "no file in the request (use the multipart field \"file[]\")")
 	}
-	if up.up == nil {
-		writeError(w, r, coffer.Errorf(coffer.EINVALID, "no file in the request (use the multipart field \"file[]\")"))
+	if err == nil && up.up.Deferred() { // no bucket-id field: the header's, or the default
+		err = up.up.SetBucket(r.Context(), up.bucketID)
+	}
+	if err != nil {
+		writeError(w, r, err)
 		return
 	}
 	files, err := up.up.Commit(r.Context())
@@ -51,6 +54,7 @@ type uploadState struct {
 	h        *Handler
 	r        *http.Request
 	bucketID string
+	named    bool // a bucket-id field was read
 	up       *service.Upload
 	nMeta    int
 	legacy   bool
@@ -66,8 +70,12 @@ func (u *uploadState) begin() error {
 	if u.up != nil {
 		return nil
 	}
-	up, err := u.h.svc.BeginUpload(u.r.Context(), principal(u.r), u.bucketID)
-	u.up = up
+	var err error
+	if u.named || u.legacy { // the bucket is known: its rules apply from the first byte
+		u.up, err = u.h.svc.BeginUpload(u.r.Context(), principal(u.r), u.bucketID)
+	} else { // files before bucket-id, as the Nhost JS SDK sends them
+		u.up, err = u.h.svc.BeginUploadLater(u.r.Context(), principal(u.r))
+	}
 	return err
 }
 
@@ -91,12 +99,18 @@ func (u *uploadState) readParts(mr *multipart.Reader) error {
 func (u *uploadState) readPart(part *multipart.Part) error {
 	switch part.FormName() {
 	case "bucket-id":
-		if u.up != nil {
-			return coffer.Errorf(coffer.EINVALID, "bucket-id must come before the files and metadata")
+		if u.named || u.legacy || (u.up != nil && !u.up.Deferred()) {
+			return coffer.Errorf(coffer.EINVALID, "bucket-id given twice")
 		}
 		v, err := readField(part)
-		u.bucketID = v
-		return err
+		if err != nil {
+			return err
+		}
+		u.bucketID, u.named = v, true
+		if u.up != nil {
+			return u.up.SetBucket(u.r.Context(), v)
+		}
+		return nil
 	case "metadata[]":
 		return u.readMeta(part)
 	case "file[]":

@@ -30,6 +30,7 @@ type Upload struct {
 	items     []*uploadItem
 	nContent  int // items[:nContent] have contents
 	done      bool
+	later     bool // the bucket is not named yet (BeginUploadLater)
 }
 
 type uploadItem struct {
@@ -68,6 +69,86 @@ func (s *Service) BeginUpload(ctx context.Context, p *coffer.Principal, bucketID
 		u.bucket = capSize(b, u.perm.MaxSize)
 	}
 	return u, nil
+}
+
+// BeginUploadLater starts an upload whose bucket is named after some of its files
+// (SetBucket; the Nhost JS SDK sends "bucket-id" after "file[]"). Contents stream into
+// blobs at once, under a provisional limit: the largest maximum size of the buckets
+// the caller may upload to, with the MIME and size rules of the real bucket checked
+// by SetBucket. A caller who may upload to no bucket at all is refused at once.
+func (s *Service) BeginUploadLater(ctx context.Context, p *coffer.Principal) (*Upload, error) {
+	u := &Upload{s: s, p: p, bucket: &coffer.Bucket{}, later: true}
+	if p.Admin {
+		return u, nil // admins: the server takes any size a bucket may take
+	}
+	bs, err := s.meta.ListBuckets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	allowed := false
+	for _, b := range bs {
+		perm := s.permission(p, b, access.Upload)
+		if perm == nil {
+			continue
+		}
+		limit := capSize(b, perm.MaxSize).MaxUploadFileSize
+		switch {
+		case !allowed, limit <= 0:
+			u.bucket.MaxUploadFileSize = limit
+		case u.bucket.MaxUploadFileSize > 0:
+			u.bucket.MaxUploadFileSize = max(u.bucket.MaxUploadFileSize, limit)
+		}
+		allowed = true
+	}
+	if !allowed {
+		return nil, denied(p, access.Upload, &coffer.Bucket{ID: coffer.DefaultBucketID})
+	}
+	return u, nil
+}
+
+// Deferred reports whether the upload's bucket is still to be named (SetBucket).
+func (u *Upload) Deferred() bool { return u.later }
+
+// SetBucket names the bucket of an upload begun with BeginUploadLater: it checks the
+// caller's permission there and the bucket's limits on the files already received.
+func (u *Upload) SetBucket(ctx context.Context, bucketID string) error {
+	if !u.later {
+		return coffer.Errorf(coffer.EINVALID, "the upload's bucket is already set")
+	}
+	if err := coffer.ValidateBucketID(bucketID); err != nil {
+		return err
+	}
+	b, err := u.s.meta.GetBucket(ctx, bucketID)
+	if err != nil {
+		return err
+	}
+	if !u.p.Admin {
+		if u.perm = u.s.permission(u.p, b, access.Upload); u.perm == nil {
+			return denied(u.p, access.Upload, b)
+		}
+		b = capSize(b, u.perm.MaxSize)
+	}
+	for _, it := range u.items[:u.nContent] {
+		if err := checkLimits(b, it.mimeType, it.size); err != nil {
+			return err
+		}
+	}
+	u.bucket, u.later = b, false
+	return nil
+}
+
+// checkLimits applies a bucket's MIME and size rules to a received file.
+func checkLimits(b *coffer.Bucket, mimeType string, size int64) error {
+	if !mimeAllowed(b.AllowedMimeTypes, mimeType) {
+		return coffer.Errorf(coffer.EUNSUPPORTED, "MIME type %q is not allowed in bucket %q", mimeType, b.ID)
+	}
+	if b.MaxUploadFileSize > 0 && size > b.MaxUploadFileSize {
+		return tooLarge(b)
+	}
+	if size < b.MinUploadFileSize {
+		return coffer.Errorf(coffer.EINVALID, "file is smaller than the bucket's minimum of %d bytes", b.MinUploadFileSize)
+	}
+	return nil
 }
 
 // capSize returns b with its maximum upload size lowered to a role's cap.
@@ -136,6 +217,9 @@ func (u *Upload) SetMeta(i int, m UploadMeta) error {
 func (u *Upload) Commit(ctx context.Context) ([]*coffer.File, error) {
 	if len(u.items) == 0 {
 		return nil, coffer.Errorf(coffer.EINVALID, "no file in the request (use the multipart field \"file[]\")")
+	}
+	if u.later {
+		return nil, coffer.Errorf(coffer.EINVALID, "the upload's bucket was never named")
 	}
 	for i, it := range u.items {
 		if it.blobKey == "" {
@@ -208,10 +292,11 @@ func (u *Upload) commitReplace(ctx context.Context) (*coffer.File, error) {
 	if it.id != "" && !strings.EqualFold(it.id, u.replaceID) {
 		return nil, coffer.Errorf(coffer.EINVALID, "metadata id does not match the file being replaced")
 	}
-	oldKey := u.old.BlobKey
-	upd := coffer.FileUpdate{Size: &it.size, MimeType: &it.mimeType, ETag: &it.etag, BlobKey: &it.blobKey, IfBlobKey: &oldKey}
-	if it.name != "" {
-		n, err := coffer.CleanName(it.name)
+	// Unconditional: concurrent replaces of one file all succeed and the last to commit
+	// wins, as in hasura-storage; each then deletes the blob its commit displaced.
+	upd := coffer.FileUpdate{Size: &it.size, MimeType: &it.mimeType, ETag: &it.etag, BlobKey: &it.blobKey}
+	if it.name != "" || it.partName != "" { // the new file's name, as hasura-storage takes it
+		n, err := pickName(it)
 		if err != nil {
 			return nil, err
 		}
@@ -229,15 +314,17 @@ func (u *Upload) commitReplace(ctx context.Context) (*coffer.File, error) {
 	if err := checkNew(u.p, u.perm, &projected, access.Replace); err != nil {
 		return nil, err
 	}
-	_, after, err := u.s.meta.CommitUpload(coffer.WithActor(ctx, u.p), u.replaceID, it.blobKey, upd)
+	before, after, err := u.s.meta.CommitUpload(coffer.WithActor(ctx, u.p), u.replaceID, it.blobKey, upd)
 	if err != nil {
 		if coffer.ErrorCode(err) == coffer.ECONFLICT {
-			return nil, coffer.Errorf(coffer.ECONFLICT, "the file was replaced or deleted concurrently; retry")
+			return nil, coffer.Errorf(coffer.ECONFLICT, "the upload was abandoned before it finished; retry")
 		}
 		return nil, err
 	}
 	u.done = true
-	u.s.deleteBlob(ctx, oldKey)
+	if before.BlobKey != "" && before.BlobKey != it.blobKey {
+		u.s.deleteBlob(ctx, before.BlobKey)
+	}
 	u.s.forgetVariants(ctx, after.ID)
 	return after, nil
 }

@@ -255,6 +255,7 @@ func (s *server) build(ctx context.Context) error {
 	}
 	acfg := auth.DefaultConfig()
 	acfg.AdminSecret, acfg.UnauthorizedRole, acfg.JWTSecret, acfg.Logger = c.AdminSecret, c.UnauthorizedRole, c.JWTSecret, s.log
+	acfg.JWTAdminRole = c.Compat.JWTAdminRole
 	authn, err := auth.New(acfg)
 	if err != nil {
 		return err
