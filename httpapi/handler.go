@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -61,6 +62,8 @@ type Handler struct {
 	mux    *http.ServeMux
 	root   http.Handler
 	ids    *idGen
+	// publicHost is PublicURL's host[:port], the host presigned URLs sign.
+	publicHost string
 }
 
 // New returns the API handler.
@@ -69,7 +72,11 @@ func New(cfg Config, svc *service.Service, authn *auth.Authenticator, signer *au
 		return nil, err
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	h := &Handler{cfg: cfg, svc: svc, authn: authn, signer: signer, log: log, mux: http.NewServeMux(), ids: newIDGen()}
+	pu, err := url.Parse(cfg.PublicURL)
+	if err != nil || pu.Host == "" {
+		return nil, coffer.Errorf(coffer.EINVALID, "public URL %q has no host", cfg.PublicURL)
+	}
+	h := &Handler{cfg: cfg, svc: svc, authn: authn, signer: signer, log: log, mux: http.NewServeMux(), ids: newIDGen(), publicHost: pu.Host}
 	h.routes()
 	h.root = h.wrap()
 	return h, nil

@@ -24,6 +24,12 @@ func transformOptions(r *http.Request) (imaging.Options, error) {
 // serveVariant answers a download with transformation parameters: the variant, with
 // an ETag of its own, conditional and range requests as for files.
 func (h *Handler) serveVariant(w http.ResponseWriter, r *http.Request, p *coffer.Principal, id string, o imaging.Options) {
+	h.serveVariantCached(w, r, p, id, o, nil)
+}
+
+// serveVariantCached is serveVariant with the bucket's settings adjusted by adjust
+// (nil: none), e.g. a presigned URL's Cache-Control.
+func (h *Handler) serveVariantCached(w http.ResponseWriter, r *http.Request, p *coffer.Principal, id string, o imaging.Options, adjust func(*coffer.Bucket) *coffer.Bucket) {
 	f, b, v, err := h.svc.OpenVariant(r.Context(), p, id, o, r.Header.Get("Accept"))
 	if err != nil {
 		var later *imaging.RetryLater
@@ -40,6 +46,9 @@ func (h *Handler) serveVariant(w http.ResponseWriter, r *http.Request, p *coffer
 	vf.MimeType, vf.ETag, vf.Size = v.MIME, v.ETag, int64(len(v.Data))
 	if v.VaryAccept {
 		w.Header().Add("Vary", "Accept")
+	}
+	if adjust != nil {
+		b = adjust(b)
 	}
 	h.serveContent(w, r, &vf, b, cache.BytesReader(f.ID, v.Data))
 }

@@ -55,7 +55,8 @@ func (s *Service) lookup(ctx context.Context, id string) (*coffer.File, *coffer.
 // OpenFile returns the file's metadata, bucket and an open reader of its contents.
 // The caller closes the reader.
 func (s *Service) OpenFile(ctx context.Context, p *coffer.Principal, id string) (*coffer.File, *coffer.Bucket, blob.Reader, error) {
-	for again := false; ; again = true {
+	lastKey := ""
+	for attempt := 1; ; attempt++ {
 		f, b, err := s.GetFile(ctx, p, id)
 		if err != nil {
 			return nil, nil, nil, err
@@ -64,7 +65,7 @@ func (s *Service) OpenFile(ctx context.Context, p *coffer.Principal, id string) 
 		r, hit, err := s.content.Open(ctx, f.BlobKey, f.Size)
 		timing.FromContext(ctx).Add("blob-open", time.Since(start), cacheDesc(hit))
 		if coffer.ErrorCode(err) == coffer.ENOTFOUND {
-			if !again {
+			if retryMissing(f.BlobKey, &lastKey, attempt) {
 				s.rowMayBeStale(id)
 				continue
 			}
@@ -75,6 +76,20 @@ func (s *Service) OpenFile(ctx context.Context, p *coffer.Principal, id string) 
 		}
 		return f, b, r, nil
 	}
+}
+
+// maxReadAttempts bounds how often a read retries after its blob vanished under it.
+const maxReadAttempts = 8
+
+// retryMissing reports whether a read whose blob key was not found should read the
+// row again: yes the first time (the row may be stale), and again while each attempt
+// found a different key (the file is being replaced over and over while it is read),
+// up to maxReadAttempts. The same key missing twice from a fresh row is broken
+// metadata.
+func retryMissing(key string, last *string, attempt int) bool {
+	again := attempt < maxReadAttempts && key != *last
+	*last = key
+	return again
 }
 
 // rowMayBeStale is called when the blob a file row names is not in the blob store.

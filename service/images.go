@@ -34,16 +34,18 @@ func (s *Service) Variants() *cache.Variants { return s.variants }
 // the source is transformed on the bounded worker pool (EUNAVAILABLE when its queue
 // is full).
 func (s *Service) OpenVariant(ctx context.Context, p *coffer.Principal, id string, o imaging.Options, accept string) (*coffer.File, *coffer.Bucket, *Variant, error) {
-	f, b, v, err := s.openVariant(ctx, p, id, o, accept)
-	var missing *blobMissing
-	if errors.As(err, &missing) { // as in OpenFile: the row may be older than the blob store
-		s.rowMayBeStale(id)
-		f, b, v, err = s.openVariant(ctx, p, id, o, accept)
-		if errors.As(err, &missing) {
+	lastKey := ""
+	for attempt := 1; ; attempt++ {
+		f, b, v, err := s.openVariant(ctx, p, id, o, accept)
+		var missing *blobMissing
+		if !errors.As(err, &missing) {
+			return f, b, v, err
+		}
+		if !retryMissing(missing.f.BlobKey, &lastKey, attempt) { // as in OpenFile
 			return nil, nil, nil, s.missingBlob(missing.f, missing.err)
 		}
+		s.rowMayBeStale(id)
 	}
-	return f, b, v, err
 }
 
 // blobMissing is the error of a transformation whose source blob is not in the blob
