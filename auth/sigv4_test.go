@@ -36,18 +36,20 @@ func TestPresignV4(t *testing.T) {
 		t.Fatalf("URL with an added transformation refused: %v", err)
 	}
 	tamper := map[string]func(url.Values){
-		"expires":    func(v url.Values) { v.Set(AmzExpires, "3600") },
-		"date":       func(v url.Values) { v.Set(AmzDate, "20261124T100100Z") },
-		"scope date": func(v url.Values) { v.Set(AmzCredential, strings.Replace(v.Get(AmzCredential), "20261124", "20261125", 1)) },
-		"key":        func(v url.Values) { v.Set(AmzCredential, strings.Replace(v.Get(AmzCredential), "k2/", "k1/", 1)) },
-		"unknown":    func(v url.Values) { v.Set(AmzCredential, strings.Replace(v.Get(AmzCredential), "k2/", "zz/", 1)) },
-		"signature":  func(v url.Values) { v.Set(AmzSignature, strings.Repeat("0", 64)) },
-		"missing":    func(v url.Values) { v.Del(AmzSignature) },
-		"twice":      func(v url.Values) { v.Add(AmzSignature, v.Get(AmzSignature)) },
-		"algorithm":  func(v url.Values) { v.Set(AmzAlgorithm, "AWS4-HMAC-SHA1") },
-		"headers":    func(v url.Values) { v.Set(AmzSignedHeaders, "host;range") },
-		"x-id":       func(v url.Values) { v.Set(AmzXID, "PutObject") },
-		"too long":   func(v url.Values) { v.Set(AmzExpires, "604801") },
+		"expires": func(v url.Values) { v.Set(AmzExpires, "3600") },
+		"date":    func(v url.Values) { v.Set(AmzDate, "20261124T100100Z") },
+		"scope date": func(v url.Values) {
+			v.Set(AmzCredential, strings.Replace(v.Get(AmzCredential), "20261124", "20261125", 1))
+		},
+		"key":       func(v url.Values) { v.Set(AmzCredential, strings.Replace(v.Get(AmzCredential), "k2/", "k1/", 1)) },
+		"unknown":   func(v url.Values) { v.Set(AmzCredential, strings.Replace(v.Get(AmzCredential), "k2/", "zz/", 1)) },
+		"signature": func(v url.Values) { v.Set(AmzSignature, strings.Repeat("0", 64)) },
+		"missing":   func(v url.Values) { v.Del(AmzSignature) },
+		"twice":     func(v url.Values) { v.Add(AmzSignature, v.Get(AmzSignature)) },
+		"algorithm": func(v url.Values) { v.Set(AmzAlgorithm, "AWS4-HMAC-SHA1") },
+		"headers":   func(v url.Values) { v.Set(AmzSignedHeaders, "host;range") },
+		"x-id":      func(v url.Values) { v.Set(AmzXID, "PutObject") },
+		"too long":  func(v url.Values) { v.Set(AmzExpires, "604801") },
 	}
 	for name, f := range tamper {
 		v, _ := url.ParseQuery(raw)
