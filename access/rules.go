@@ -71,6 +71,17 @@ func (rs *RuleSet) Permission(role, bucket string, a Action) *Permission {
 	return nil
 }
 
+// Grants reports whether role has a permission for action on any bucket at all (the
+// analogue of a Hasura role with a permission on the files table, whatever its filter).
+func (rs *RuleSet) Grants(role string, a Action) bool {
+	for i := range rs.rules {
+		if rs.rules[i].role == role && rs.rules[i].perms[a] != nil {
+			return true
+		}
+	}
+	return false
+}
+
 func matchBucket(patterns []string, bucket string) bool {
 	for _, p := range patterns {
 		if ok, _ := path.Match(p, bucket); ok {

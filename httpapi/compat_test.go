@@ -6,11 +6,19 @@ package httpapi_test
 import (
 	"bytes"
 	"crypto/md5"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"sort"
+	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/coffer/coffer/auth"
+	"github.com/coffer/coffer/httpapi"
 )
 
 // Concurrent replaces of one file without a precondition all succeed; the last to
@@ -58,5 +66,196 @@ func TestCompatConcurrentReplaces(t *testing.T) {
 		if !sums[md5.Sum(got)] {
 			t.Fatalf("round %d: stored file (%d bytes) is none of the uploads", round, len(got))
 		}
+	}
+}
+
+// Replace takes the name of the new file part (hasura-storage: the multipart filename).
+func TestCompatReplaceTakesNewName(t *testing.T) {
+	e := newEnv(t)
+	f := e.uploadOne("default", "old.txt", []byte("one"))
+	body, ctype := multipartBody(part{field: "file", filename: "new name.txt", body: []byte("two")})
+	var got httpapi.FileMetadata
+	mustStatus(t, e.do("PUT", "/v1/files/"+f.ID, body, true, "Content-Type", ctype), http.StatusOK, &got)
+	if got.Name != "new name.txt" {
+		t.Fatalf("replaced file is named %q, want the new part's filename", got.Name)
+	}
+	body, ctype = multipartBody(part{field: "file", filename: "part.txt", body: []byte("three")},
+		part{field: "metadata", body: []byte(`{"name":"explicit.txt"}`)})
+	mustStatus(t, e.do("PUT", "/v1/files/"+f.ID, body, true, "Content-Type", ctype), http.StatusOK, &got)
+	if got.Name != "explicit.txt" {
+		t.Fatalf("a name given in metadata lost to the filename: %q", got.Name)
+	}
+}
+
+// If-Modified-Since and If-Unmodified-Since written with a "UTC" zone (Go's
+// time.RFC1123, what Nhost's Go client sends) or a numeric offset are honoured.
+func TestCompatConditionalDatesUTC(t *testing.T) {
+	e := newEnv(t)
+	f := e.uploadOne("default", "d.txt", []byte("dated"))
+	later := f.UpdatedAt.Add(time.Hour).UTC()
+	earlier := f.UpdatedAt.Add(-time.Hour).UTC()
+	for _, layout := range []string{time.RFC1123, time.RFC1123Z, http.TimeFormat} {
+		resp := e.do("GET", "/v1/files/"+f.ID, nil, true, "If-Modified-Since", later.Format(layout))
+		mustStatus(t, resp, http.StatusNotModified, nil)
+		resp = e.do("GET", "/v1/files/"+f.ID, nil, true, "If-Unmodified-Since", earlier.Format(layout))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusPreconditionFailed {
+			t.Fatalf("If-Unmodified-Since %q: status %d, want 412", earlier.Format(layout), resp.StatusCode)
+		}
+		resp = e.do("GET", "/v1/files/"+f.ID, nil, true, "If-Modified-Since", earlier.Format(layout))
+		mustStatus(t, resp, http.StatusOK, nil)
+	}
+	// A zone abbreviation that is not UTC is not guessed at: the condition is ignored.
+	mustStatus(t, e.do("GET", "/v1/files/"+f.ID, nil, true, "If-Modified-Since", later.Format("Mon, 02 Jan 2006 15:04:05")+" PST"), http.StatusOK, nil)
+}
+
+// The ops calls answer in hasura-storage's shape: file rows under "metadata",
+// orphan blob keys under "files"; never null.
+func TestCompatOpsShapes(t *testing.T) {
+	e := newEnv(t)
+	for path, key := range map[string]string{
+		"list-broken-metadata": "metadata", "delete-broken-metadata": "metadata", "list-not-uploaded": "metadata",
+		"list-orphans": "files", "delete-orphans": "files",
+	} {
+		var out map[string]json.RawMessage
+		mustStatus(t, e.do("POST", "/v1/ops/"+path, nil, true), http.StatusOK, &out)
+		if string(out[key]) != "[]" || len(out) != 1 {
+			t.Errorf("%s answered %v, want {%q: []}", path, out, key)
+		}
+	}
+}
+
+// The Nhost JS SDK sends "file[]" before "bucket-id": the upload goes to the bucket
+// named after the files, under that bucket's rules.
+func TestCompatBucketIDAfterFiles(t *testing.T) {
+	e := newEnv(t, envOptions{jwtSecret: jwtConfig, rules: matrixRules})
+	mustStatus(t, e.do("POST", "/v1/buckets", strings.NewReader(`{"id":"priv"}`), true), http.StatusCreated, nil)
+	body, ctype := multipartBody(part{field: "file[]", filename: "a.txt", body: []byte("first")},
+		part{field: "metadata[]", body: []byte(`{"name":"named.txt"}`)},
+		part{field: "file[]", filename: "b.txt", body: []byte("second")},
+		part{field: "bucket-id", body: []byte("priv")})
+	alice := "Bearer " + token(t, "user", "alice")
+	var out uploadResp
+	mustStatus(t, e.do("POST", "/v1/files", body, false, "Content-Type", ctype, "Authorization", alice), http.StatusCreated, &out)
+	if len(out.ProcessedFiles) != 2 || out.ProcessedFiles[0].BucketID != "priv" || out.ProcessedFiles[1].BucketID != "priv" ||
+		out.ProcessedFiles[0].Name != "named.txt" || out.ProcessedFiles[1].Name != "b.txt" || out.ProcessedFiles[0].UploadedByUserID != "alice" {
+		t.Fatalf("upload with bucket-id last: %+v", out.ProcessedFiles)
+	}
+	// A role that may upload to no bucket is refused before any byte is stored...
+	body, ctype = multipartBody(part{field: "file[]", filename: "a.txt", body: []byte("x")}, part{field: "bucket-id", body: []byte("priv")})
+	mustError(t, e.do("POST", "/v1/files", body, false, "Content-Type", ctype, "Authorization", "Bearer "+token(t, "viewer", "v")), http.StatusForbidden)
+	// ...and one that may upload elsewhere, when the bucket named last is not theirs.
+	mustStatus(t, e.do("POST", "/v1/buckets", strings.NewReader(`{"id":"other"}`), true), http.StatusCreated, nil)
+	body, ctype = multipartBody(part{field: "file[]", filename: "a.txt", body: []byte("x")}, part{field: "bucket-id", body: []byte("other")})
+	mustError(t, e.do("POST", "/v1/files", body, false, "Content-Type", ctype, "Authorization", alice), http.StatusForbidden)
+	assertNoOrphans(t, e)
+}
+
+// A JWT acting as role "admin" is Hasura's admin: every permission, no rules needed.
+func TestCompatJWTAdminRole(t *testing.T) {
+	e := newEnv(t, envOptions{jwtSecret: jwtConfig, rules: matrixRules})
+	admin := "Bearer " + token(t, "admin", "root")
+	f := e.uploadOne("default", "a.txt", []byte("admin's"))
+	mustStatus(t, e.do("GET", "/v1/files/"+f.ID, nil, false, "Authorization", admin), http.StatusOK, nil)
+	mustStatus(t, e.do("POST", "/v1/ops/list-orphans", nil, false, "Authorization", admin), http.StatusOK, nil)
+	body, ctype := multipartBody(part{field: "file[]", filename: "b.txt", body: []byte("b")})
+	mustStatus(t, e.do("POST", "/v1/files", body, false, "Content-Type", ctype, "Authorization", admin), http.StatusCreated, nil)
+	mustStatus(t, e.do("DELETE", "/v1/files/"+f.ID, nil, false, "Authorization", admin), http.StatusNoContent, nil)
+}
+
+// A presigned URL has hasura-storage's (S3's) query parameters; a presigned download
+// answers max-age = the seconds the signature has left; coffer's earlier URLs still work.
+func TestCompatPresignedURLShape(t *testing.T) {
+	e := newEnv(t)
+	f := e.uploadOne("default", "p.txt", []byte("presigned"))
+	var out struct {
+		URL        string `json:"url"`
+		Expiration int    `json:"expiration"`
+	}
+	mustStatus(t, e.do("GET", "/v1/files/"+f.ID+"/presignedurl", nil, true), http.StatusOK, &out)
+	u, err := url.Parse(out.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for k := range u.Query() {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	want := "X-Amz-Algorithm X-Amz-Credential X-Amz-Date X-Amz-Expires X-Amz-Signature X-Amz-SignedHeaders x-id"
+	if strings.Join(keys, " ") != want {
+		t.Fatalf("presigned URL parameters %v, want %s", keys, want)
+	}
+	resp := e.do("GET", strings.TrimPrefix(out.URL, e.srv.URL), nil, false)
+	mustStatus(t, resp, http.StatusOK, nil)
+	cc := resp.Header.Get("Cache-Control")
+	var age int
+	if _, err := fmt.Sscanf(cc, "max-age=%d", &age); err != nil || age > out.Expiration || age < out.Expiration-5 {
+		t.Fatalf("presigned download Cache-Control %q, want max-age <= %d (seconds left)", cc, out.Expiration)
+	}
+	old, _ := auth.NewSigner("k1", map[string][]byte{"k1": bytes.Repeat([]byte("k"), 32)}) // the env's key
+	legacy := "/v1/files/" + f.ID + "/presignedurl/contents?" + old.Sign("GET", f.ID, time.Minute, nil)
+	mustStatus(t, e.do("GET", legacy, nil, false), http.StatusOK, nil)
+}
+
+// A role with no permission at all for an action is refused with 403 "you are not
+// authorized" (hasura-storage: Hasura has no such permission for the role); a role
+// whose permissions do not cover the file gets 404 "file not found"; with
+// --hide-forbidden every such answer is 404.
+func TestCompatForbiddenVersusNotFound(t *testing.T) {
+	rules := `
+rules:
+  - role: user
+    buckets: [priv]
+    upload: {presets: {uploaded_by_user_id: X-Hasura-User-Id}}
+    read: {filter: ` + ownerRule + `}
+`
+	for _, hide := range []bool{false, true} {
+		t.Run(fmt.Sprintf("hide=%v", hide), func(t *testing.T) {
+			e := newEnv(t, envOptions{jwtSecret: jwtConfig, rules: rules, hide: hide})
+			mustStatus(t, e.do("POST", "/v1/buckets", strings.NewReader(`{"id":"priv"}`), true), http.StatusCreated, nil)
+			alice := []string{"Authorization", "Bearer " + token(t, "user", "alice")}
+			bob := []string{"Authorization", "Bearer " + token(t, "user", "bob")}
+			f := e.uploadAs(t, alice, "priv", "a.txt")
+			forbidden := http.StatusForbidden
+			if hide {
+				forbidden = http.StatusNotFound
+			}
+			for _, c := range []struct {
+				name, method, path string
+				who                []string
+				want               int
+				msg                string
+			}{
+				{"public role reads", "GET", "/v1/files/" + f.ID, nil, forbidden, ""},
+				{"public role reads a missing id", "GET", "/v1/files/00000000-0000-4000-8000-000000000000", nil, forbidden, ""},
+				{"public role presigns", "GET", "/v1/files/" + f.ID + "/presignedurl", nil, forbidden, ""},
+				{"other user reads", "GET", "/v1/files/" + f.ID, bob, http.StatusNotFound, "file not found"},
+				{"owner deletes without a delete rule", "DELETE", "/v1/files/" + f.ID, alice, forbidden, ""},
+				{"other user deletes", "DELETE", "/v1/files/" + f.ID, bob, http.StatusNotFound, "file not found"},
+			} {
+				resp := e.doAs(c.method, c.path, nil, c.who)
+				msg := mustError(t, resp, c.want)
+				if c.msg == "" && c.want == http.StatusForbidden {
+					c.msg = "you are not authorized"
+				}
+				if c.msg != "" && msg != c.msg {
+					t.Errorf("%s: message %q, want %q", c.name, msg, c.msg)
+				}
+			}
+			body, ctype := multipartBody(part{field: "file[]", filename: "x", body: []byte("x")})
+			resp := e.do("POST", "/v1/files", body, false, "Content-Type", ctype)
+			var out struct {
+				Error struct {
+					Data    any    `json:"data"`
+					Message string `json:"message"`
+				} `json:"error"`
+				ProcessedFiles []any `json:"processedFiles"`
+			}
+			raw := mustStatus(t, resp, http.StatusForbidden, &out)
+			if out.Error.Message != "you are not authorized" || out.ProcessedFiles == nil || !strings.Contains(string(raw), `"data":null`) {
+				t.Errorf("anonymous upload answered %s, want hasura-storage's 403 with processedFiles: []", raw)
+			}
+		})
 	}
 }

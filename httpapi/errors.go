@@ -33,16 +33,36 @@ func StatusOf(err error) int {
 	return http.StatusInternalServerError
 }
 
-// ErrorBody is the JSON shape of every error response (hasura-storage's).
+// ErrorBody is the JSON shape of every error response (hasura-storage's): data is
+// null, as there for every error but a virus.
 type ErrorBody struct {
-	Error struct {
-		Message string `json:"message"`
-	} `json:"error"`
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is the "error" object of an error response.
+type ErrorDetail struct {
+	Data    json.RawMessage `json:"data"`
+	Message string          `json:"message"`
+}
+
+// uploadErrorBody is the shape of a failed upload's answer: hasura-storage adds the
+// files processed before the failure, which for coffer's all-or-nothing uploads is
+// always none.
+type uploadErrorBody struct {
+	Error          ErrorDetail `json:"error"`
+	ProcessedFiles []any       `json:"processedFiles"`
 }
 
 // writeError answers err as JSON. Internal errors are logged with the request id and
 // shown as "internal error".
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := errorAnswer(r, err)
+	writeErrorStatus(w, status, msg)
+}
+
+// errorAnswer returns the status and client-safe message for err, logging internal
+// errors once.
+func errorAnswer(r *http.Request, err error) (int, string) {
 	status := StatusOf(err)
 	msg := coffer.ErrorMessage(err)
 	if status >= 500 {
@@ -51,8 +71,18 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 			msg = "internal error (request id " + requestID(r) + ")"
 		}
 	}
-	writeErrorStatus(w, status, msg)
+	return status, msg
 }
+
+// writeUploadError answers a failed upload in hasura-storage's shape.
+func writeUploadError(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := errorAnswer(r, err)
+	body := uploadErrorBody{Error: ErrorDetail{Data: nullJSON, Message: msg}, ProcessedFiles: []any{}}
+	w.Header().Set("X-Error", sanitizeHeader(msg))
+	writeJSON(w, status, body)
+}
+
+var nullJSON = json.RawMessage("null")
 
 func writeErrorStatus(w http.ResponseWriter, status int, msg string) {
 	h := w.Header()
@@ -64,8 +94,7 @@ func writeErrorStatus(w http.ResponseWriter, status int, msg string) {
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Error", sanitizeHeader(msg))
-	var body ErrorBody
-	body.Error.Message = msg
+	body := ErrorBody{Error: ErrorDetail{Data: nullJSON, Message: msg}}
 	b, _ := json.Marshal(body)
 	h.Set("Content-Length", itoa(len(b)+1))
 	w.WriteHeader(status)

@@ -177,7 +177,7 @@ func TestReplace(t *testing.T) {
 	}
 	assertNoOrphans(t, e)
 	body, ctype = multipartBody(part{field: "file", filename: "x", body: []byte("x")})
-	mustError(t, e.do("PUT", "/v1/files/"+f.ID, body, false, "Content-Type", ctype), http.StatusNotFound) // unreadable: hidden
+	mustError(t, e.do("PUT", "/v1/files/"+f.ID, body, false, "Content-Type", ctype), http.StatusForbidden) // a role that may read nothing
 	body, ctype = multipartBody(part{field: "file", filename: "x", body: []byte("x")})
 	mustError(t, e.do("PUT", "/v1/files/00000000-0000-4000-8000-000000000000", body, true, "Content-Type", ctype), http.StatusNotFound)
 }
@@ -247,14 +247,15 @@ func TestUploadConflictIsAllOrNothing(t *testing.T) {
 func TestAccessWithoutAdmin(t *testing.T) {
 	e := newEnv(t)
 	f := e.uploadOne("default", "private.txt", []byte("secret"))
-	mustError(t, e.upload(false, part{field: "file[]", filename: "a", body: []byte("aa")}), http.StatusUnauthorized)
-	missing := mustError(t, e.do("GET", "/v1/files/00000000-0000-4000-8000-000000000000", nil, false), http.StatusNotFound)
-	hidden := mustError(t, e.do("GET", "/v1/files/"+f.ID, nil, false), http.StatusNotFound)
+	mustError(t, e.upload(false, part{field: "file[]", filename: "a", body: []byte("aa")}), http.StatusForbidden)
+	// The anonymous role may read nothing here: 403 for any id, existing or not.
+	missing := mustError(t, e.do("GET", "/v1/files/00000000-0000-4000-8000-000000000000", nil, false), http.StatusForbidden)
+	hidden := mustError(t, e.do("GET", "/v1/files/"+f.ID, nil, false), http.StatusForbidden)
 	if missing != hidden {
 		t.Fatalf("unreadable file answers differently from a missing one: %q vs %q", hidden, missing)
 	}
 	mustError(t, e.do("GET", "/v1/files/"+f.ID, nil, false, "X-Hasura-Admin-Secret", "wrong"), http.StatusUnauthorized)
-	mustError(t, e.do("DELETE", "/v1/files/"+f.ID, nil, false), http.StatusNotFound) // unreadable: hidden
+	mustError(t, e.do("DELETE", "/v1/files/"+f.ID, nil, false), http.StatusForbidden)
 	mustError(t, e.do("GET", "/v1/buckets", nil, false), http.StatusUnauthorized)
 	mustError(t, e.do("POST", "/v1/ops/list-orphans", nil, false), http.StatusUnauthorized)
 
@@ -264,7 +265,14 @@ func TestAccessWithoutAdmin(t *testing.T) {
 		t.Fatalf("public read got %q", got)
 	}
 	mustStatus(t, e.do("GET", "/v1/buckets/pub/files", nil, false), http.StatusOK, nil)
-	mustError(t, e.do("GET", "/v1/buckets/default/files", nil, false), http.StatusUnauthorized)
+	mustError(t, e.do("GET", "/v1/buckets/default/files", nil, false), http.StatusForbidden)
+	// Now that a public bucket exists the anonymous role may read some files: the
+	// private file answers as a missing one.
+	missing = mustError(t, e.do("GET", "/v1/files/00000000-0000-4000-8000-000000000000", nil, false), http.StatusNotFound)
+	hidden = mustError(t, e.do("GET", "/v1/files/"+f.ID, nil, false), http.StatusNotFound)
+	if missing != hidden {
+		t.Fatalf("unreadable file answers differently from a missing one: %q vs %q", hidden, missing)
+	}
 }
 
 func TestContentDisposition(t *testing.T) {
@@ -303,7 +311,7 @@ func TestPresignedURL(t *testing.T) {
 	mustError(t, e.do("GET", strings.Replace(path, "X-Amz-Expires=30", "X-Amz-Expires=300", 1), nil, false), http.StatusForbidden)
 	mustError(t, e.do("GET", strings.Replace(path, "X-Amz-Signature=", "X-Amz-Signature=0", 1), nil, false), http.StatusForbidden)
 	mustError(t, e.do("GET", "/v1/files/"+f.ID+"/presignedurl/contents", nil, false), http.StatusForbidden)
-	mustError(t, e.do("GET", "/v1/files/"+f.ID+"/presignedurl", nil, false), http.StatusNotFound)
+	mustError(t, e.do("GET", "/v1/files/"+f.ID+"/presignedurl", nil, false), http.StatusForbidden)
 	mustStatus(t, e.do("PATCH", "/v1/buckets/default", strings.NewReader(`{"presignedUrlsEnabled":false}`), true), http.StatusOK, nil)
 	mustError(t, e.do("GET", "/v1/files/"+f.ID+"/presignedurl", nil, true), http.StatusForbidden)
 	mustError(t, e.do("GET", path, nil, false), http.StatusForbidden)

@@ -49,6 +49,7 @@ type envOptions struct {
 	engine    imaging.Engine // or this one
 	webhooks  bool           // run a webhook dispatcher that may reach loopback
 	h2c       bool           // also serve HTTP/2 without TLS
+	hide      bool           // service.Config.HideForbidden
 }
 
 // newEnv starts the real handler over SQLite and disk blobs in a temp dir, on loopback.
@@ -74,15 +75,15 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := service.DefaultConfig()
-	cfg.SingleNode = true
-	svc, err := service.New(cfg, mc, blobs, log)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var o envOptions
 	if len(opts) > 0 {
 		o = opts[0]
+	}
+	cfg := service.DefaultConfig()
+	cfg.SingleNode, cfg.HideForbidden = true, o.hide
+	svc, err := service.New(cfg, mc, blobs, log)
+	if err != nil {
+		t.Fatal(err)
 	}
 	if o.images {
 		icfg := imaging.DefaultConfig()

@@ -9,27 +9,27 @@ import (
 
 func (h *Handler) listOrphans(w http.ResponseWriter, r *http.Request) {
 	keys, err := h.svc.ListOrphans(r.Context(), principal(r))
-	respondOps(w, r, keys, err)
+	respondOps(w, r, "files", keys, err)
 }
 
 func (h *Handler) deleteOrphans(w http.ResponseWriter, r *http.Request) {
 	keys, err := h.svc.DeleteOrphans(r.Context(), principal(r))
-	respondOps(w, r, keys, err)
+	respondOps(w, r, "files", keys, err)
 }
 
 func (h *Handler) listBrokenMetadata(w http.ResponseWriter, r *http.Request) {
 	fs, err := h.svc.ListBrokenMetadata(r.Context(), principal(r))
-	respondOps(w, r, filesJSON(fs), err)
+	respondOps(w, r, "metadata", filesJSON(fs), err)
 }
 
 func (h *Handler) deleteBrokenMetadata(w http.ResponseWriter, r *http.Request) {
 	fs, err := h.svc.DeleteBrokenMetadata(r.Context(), principal(r))
-	respondOps(w, r, filesJSON(fs), err)
+	respondOps(w, r, "metadata", filesJSON(fs), err)
 }
 
 func (h *Handler) listNotUploaded(w http.ResponseWriter, r *http.Request) {
 	fs, err := h.svc.ListNotUploaded(r.Context(), principal(r))
-	respondOps(w, r, filesJSON(fs), err)
+	respondOps(w, r, "metadata", filesJSON(fs), err)
 }
 
 // sweep runs the sweeper now, treating uploads older than ?olderThan= (a Go duration,
@@ -56,10 +56,15 @@ func (h *Handler) sweep(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, rep)
 }
 
-func respondOps[T any](w http.ResponseWriter, r *http.Request, items []T, err error) {
+// respondOps answers an ops call in hasura-storage's shape: orphans (blob keys) under
+// "files", file rows under "metadata".
+func respondOps[T any](w http.ResponseWriter, r *http.Request, key string, items []T, err error) {
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"files": items})
+	if items == nil {
+		items = []T{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{key: items})
 }

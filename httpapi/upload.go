@@ -21,7 +21,7 @@ const maxFieldBytes = coffer.MaxMetadataBytes + 4096
 func (h *Handler) uploadFiles(w http.ResponseWriter, r *http.Request) {
 	mr, err := r.MultipartReader()
 	if err != nil {
-		writeError(w, r, coffer.Errorf(coffer.EINVALID, "request must be multipart/form-data: %v", err))
+		writeUploadError(w, r, coffer.Errorf(coffer.EINVALID, "request must be multipart/form-data: %v", err))
 		return
 	}
 	up := &uploadState{h: h, r: r, bucketID: headerOr(r, "X-Nhost-Bucket-Id", coffer.DefaultBucketID)}
@@ -34,12 +34,12 @@ func (h *Handler) uploadFiles(w http.ResponseWriter, r *http.Request) {
 		err = up.up.SetBucket(r.Context(), up.bucketID)
 	}
 	if err != nil {
-		writeError(w, r, err)
+		writeUploadError(w, r, err)
 		return
 	}
 	files, err := up.up.Commit(r.Context())
 	if err != nil {
-		writeError(w, r, err)
+		writeUploadError(w, r, err)
 		return
 	}
 	if up.legacy {

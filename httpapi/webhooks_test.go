@@ -137,7 +137,7 @@ func changeEverything(t *testing.T, e *env) {
 	body, ctype := multipartBody(part{field: "file", filename: "x", body: []byte("two")})
 	mustStatus(t, e.do("PUT", "/v1/files/"+f.ID, body, true, "Content-Type", ctype), http.StatusOK, nil)
 	mustStatus(t, e.do("PATCH", "/v1/files/"+f.ID+"/metadata", strings.NewReader(`{"metadata":{"k":1}}`), true), http.StatusOK, nil)
-	mustError(t, e.do("DELETE", "/v1/files/"+f.ID, nil, false), http.StatusNotFound)
+	mustError(t, e.do("DELETE", "/v1/files/"+f.ID, nil, false), http.StatusForbidden)
 	mustStatus(t, e.do("DELETE", "/v1/files/"+f.ID, nil, true), http.StatusNoContent, nil)
 	mustStatus(t, e.do("DELETE", "/v1/buckets/hooked", nil, true), http.StatusNoContent, nil)
 }

@@ -132,33 +132,59 @@ func (s *Service) canRead(p *coffer.Principal, b *coffer.Bucket, f *coffer.File)
 	return perm != nil && perm.Filter.Match(f, p.Session)
 }
 
-// allowed checks a on an existing file f the caller can already read; it answers 403
-// (existence is no secret once the file is readable).
+// unreadable is the answer to p for a file it may not read, or that does not exist.
+// As with hasura-storage over Hasura's permissions: a role with no read permission at
+// all (no read rule on any bucket, and no public bucket to read) is refused with
+// EFORBIDDEN; a role that may read some files gets "file not found", whether the file
+// is missing, outside its filter or in a bucket it may not read. The answer never
+// depends on the file, so it reveals nothing about its existence.
+func (s *Service) unreadable(ctx context.Context, p *coffer.Principal) error {
+	if p.Admin || s.cfg.HideForbidden || s.rules.Load().Grants(p.Role, access.Read) {
+		return errFileNotFound()
+	}
+	bs, err := s.meta.ListBuckets(ctx)
+	if err != nil {
+		return err
+	}
+	for _, b := range bs {
+		if b.Public {
+			return errFileNotFound()
+		}
+	}
+	return errNotAuthorized()
+}
+
+// allowed checks a on an existing file f the caller can already read. A role with no
+// permission for a on any bucket gets EFORBIDDEN (hasura-storage: Hasura refuses the
+// mutation); one whose permission does not cover this file gets "file not found"
+// (Hasura's mutation matches no row).
 func (s *Service) allowed(p *coffer.Principal, b *coffer.Bucket, f *coffer.File, a access.Action) (*access.Permission, error) {
 	if p.Admin {
 		return nil, nil
 	}
 	perm := s.permission(p, b, a)
-	if perm == nil || !perm.Filter.Match(f, p.Session) {
-		return nil, denied(p, a, b)
+	if perm != nil && perm.Filter.Match(f, p.Session) {
+		return perm, nil
 	}
-	return perm, nil
+	if s.cfg.HideForbidden || s.rules.Load().Grants(p.Role, a) {
+		return nil, errFileNotFound()
+	}
+	return nil, errNotAuthorized()
 }
 
-// denied is the refusal for a missing permission: 401 without credentials, else 403.
-func denied(p *coffer.Principal, a access.Action, b *coffer.Bucket) error {
-	if p.Anonymous {
-		return coffer.Errorf(coffer.EUNAUTHORIZED, "authentication required to %s files in bucket %q", a, b.ID)
-	}
-	return coffer.Errorf(coffer.EFORBIDDEN, "role %q may not %s this file in bucket %q", p.Role, a, b.ID)
-}
+// denied is the refusal of an upload or listing: EFORBIDDEN, with or without
+// credentials, as hasura-storage answers.
+func denied() error { return errNotAuthorized() }
+
+// errNotAuthorized is hasura-storage's answer to a request its role may not make.
+func errNotAuthorized() error { return coffer.Errorf(coffer.EFORBIDDEN, "you are not authorized") }
 
 // checkNew enforces a permission's check on the file as it will be stored.
 func checkNew(p *coffer.Principal, perm *access.Permission, f *coffer.File, a access.Action) error {
 	if perm == nil || perm.Check.Match(f, p.Session) {
 		return nil
 	}
-	return coffer.Errorf(coffer.EFORBIDDEN, "the %s rule's check refuses this file for role %q", a, p.Role)
+	return errNotAuthorized() // hasura-storage: Hasura's permission check failed
 }
 
 // applyPresets forces a role's presets onto a new file, overriding the client.

@@ -12,11 +12,15 @@ import (
 )
 
 // GetFile returns a file's metadata and its bucket. ENOTFOUND if the file does not
-// exist, is not uploaded yet, or p may not read it.
+// exist, is not uploaded yet, or p may not read it; EFORBIDDEN instead when p's role
+// may read no file at all (see unreadable).
 func (s *Service) GetFile(ctx context.Context, p *coffer.Principal, id string) (*coffer.File, *coffer.Bucket, error) {
 	start := time.Now()
 	f, b, err := s.lookup(ctx, id)
 	timing.Since(ctx, "meta", start)
+	if coffer.ErrorCode(err) == coffer.ENOTFOUND {
+		return nil, nil, s.unreadable(ctx, p)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -24,7 +28,7 @@ func (s *Service) GetFile(ctx context.Context, p *coffer.Principal, id string) (
 	ok := s.canRead(p, b, f)
 	timing.Since(ctx, "rules", start)
 	if !ok {
-		return nil, nil, errFileNotFound()
+		return nil, nil, s.unreadable(ctx, p)
 	}
 	return f, b, nil
 }
@@ -186,7 +190,7 @@ func (s *Service) ListFiles(ctx context.Context, p *coffer.Principal, opt coffer
 	if !p.Admin && !b.Public {
 		perm := s.permission(p, b, access.Read)
 		if perm == nil {
-			return coffer.Page{}, denied(p, access.Read, b)
+			return coffer.Page{}, denied()
 		}
 		opt.Filter, opt.Vars = perm.Filter, p.Session
 	}

@@ -36,6 +36,10 @@ type Config struct {
 	Content cache.ContentConfig
 	// Variants sizes the cache of transformed images.
 	Variants cache.VariantConfig
+	// HideForbidden answers ENOTFOUND instead of EFORBIDDEN when a role has no
+	// permission at all for an action on files, so that no answer about a file id
+	// differs from a missing file's (hasura-storage answers 403 there).
+	HideForbidden bool
 }
 
 // DefaultConfig returns the defaults.

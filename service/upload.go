@@ -57,18 +57,28 @@ func (s *Service) BeginUpload(ctx context.Context, p *coffer.Principal, bucketID
 	if err := coffer.ValidateBucketID(bucketID); err != nil {
 		return nil, err
 	}
-	b, err := s.meta.GetBucket(ctx, bucketID)
+	b, err := s.uploadBucket(ctx, bucketID)
 	if err != nil {
 		return nil, err
 	}
 	u := &Upload{s: s, p: p, bucket: b}
 	if !p.Admin {
 		if u.perm = s.permission(p, b, access.Upload); u.perm == nil {
-			return nil, denied(p, access.Upload, b)
+			return nil, denied()
 		}
 		u.bucket = capSize(b, u.perm.MaxSize)
 	}
 	return u, nil
+}
+
+// uploadBucket returns the bucket an upload names; ENOTFOUND "bucket not found" (as
+// hasura-storage words it) if there is none.
+func (s *Service) uploadBucket(ctx context.Context, id string) (*coffer.Bucket, error) {
+	b, err := s.meta.GetBucket(ctx, id)
+	if coffer.ErrorCode(err) == coffer.ENOTFOUND {
+		return nil, coffer.Errorf(coffer.ENOTFOUND, "bucket not found")
+	}
+	return b, err
 }
 
 // BeginUploadLater starts an upload whose bucket is named after some of its files
@@ -101,7 +111,7 @@ func (s *Service) BeginUploadLater(ctx context.Context, p *coffer.Principal) (*U
 		allowed = true
 	}
 	if !allowed {
-		return nil, denied(p, access.Upload, &coffer.Bucket{ID: coffer.DefaultBucketID})
+		return nil, denied()
 	}
 	return u, nil
 }
@@ -118,13 +128,13 @@ func (u *Upload) SetBucket(ctx context.Context, bucketID string) error {
 	if err := coffer.ValidateBucketID(bucketID); err != nil {
 		return err
 	}
-	b, err := u.s.meta.GetBucket(ctx, bucketID)
+	b, err := u.s.uploadBucket(ctx, bucketID)
 	if err != nil {
 		return err
 	}
 	if !u.p.Admin {
 		if u.perm = u.s.permission(u.p, b, access.Upload); u.perm == nil {
-			return denied(u.p, access.Upload, b)
+			return denied()
 		}
 		b = capSize(b, u.perm.MaxSize)
 	}

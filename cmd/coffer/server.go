@@ -229,6 +229,7 @@ func (s *server) build(ctx context.Context) error {
 	scfg.StaleUploadAfter, scfg.SingleNode = c.StaleUploadAfter, c.usesSQLite()
 	scfg.Content = cache.ContentConfig{MaxBytes: c.ContentCacheSize, MaxFile: c.ContentCacheMax}
 	scfg.Variants.MaxBytes, scfg.Variants.MaxPerFile = c.VariantCacheSize, c.VariantsPerFile
+	scfg.HideForbidden = c.Compat.HideForbidden
 	svc, err := service.New(scfg, s.st.meta, s.st.blobs, s.log)
 	if err != nil {
 		return err

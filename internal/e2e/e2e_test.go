@@ -72,10 +72,10 @@ func TestCrashDuringUploads(t *testing.T) {
 	if len(orphans.Files) != 0 {
 		t.Errorf("orphan blobs after restart: %v", orphans.Files)
 	}
-	var notUploaded struct{ Files []fileMeta }
+	var notUploaded struct{ Metadata []fileMeta }
 	p.postJSON("/v1/ops/list-not-uploaded", &notUploaded)
-	if len(notUploaded.Files) != 0 {
-		t.Errorf("not-uploaded rows after restart: %v", notUploaded.Files)
+	if len(notUploaded.Metadata) != 0 {
+		t.Errorf("not-uploaded rows after restart: %v", notUploaded.Metadata)
 	}
 	tmp, _ := os.ReadDir(filepath.Join(dataDir, "blobs", "tmp"))
 	if len(tmp) != 0 {
