@@ -259,3 +259,89 @@ rules:
 		})
 	}
 }
+
+// Upload and replace answers carry "metadata": null when none was given and no
+// "uploadedByUserId" unless a permission preset set it (hasura-storage); the caller's
+// JWT does not make it the uploader by itself.
+func TestCompatUploadResponseFields(t *testing.T) {
+	rules := `
+rules:
+  - role: user
+    buckets: [default]
+    upload: {}
+  - role: owner
+    buckets: [default]
+    upload: {presets: {uploaded_by_user_id: X-Hasura-User-Id}}
+`
+	e := newEnv(t, envOptions{jwtSecret: jwtConfig, rules: rules})
+	check := func(who []string, wantUploader string) {
+		t.Helper()
+		body, ctype := multipartBody(part{field: "file[]", filename: "x.txt", body: []byte("x")})
+		var out map[string][]map[string]json.RawMessage
+		mustStatus(t, e.doAs("POST", "/v1/files", body, who, "Content-Type", ctype), http.StatusCreated, &out)
+		f := out["processedFiles"][0]
+		if string(f["metadata"]) != "null" {
+			t.Errorf("metadata %s, want null", f["metadata"])
+		}
+		up, ok := f["uploadedByUserId"]
+		switch {
+		case wantUploader == "" && ok:
+			t.Errorf("uploadedByUserId %s present without a preset", up)
+		case wantUploader != "" && string(up) != `"`+wantUploader+`"`:
+			t.Errorf("uploadedByUserId %s, want %q", up, wantUploader)
+		}
+	}
+	check([]string{"X-Hasura-Admin-Secret", adminSecret}, "")
+	check([]string{"Authorization", "Bearer " + token(t, "user", "alice")}, "")
+	check([]string{"Authorization", "Bearer " + token(t, "owner", "olga")}, "olga")
+	f := e.uploadOne("default", "m.txt", []byte("m"))
+	body, ctype := multipartBody(part{field: "file", filename: "m.txt", body: []byte("n")},
+		part{field: "metadata", body: []byte(`{"metadata":{"k":"v"}}`)})
+	var got map[string]json.RawMessage
+	mustStatus(t, e.do("PUT", "/v1/files/"+f.ID, body, true, "Content-Type", ctype), http.StatusOK, &got)
+	if string(got["metadata"]) != `{"k":"v"}` {
+		t.Errorf("replace metadata %s", got["metadata"])
+	}
+}
+
+// Download headers as hasura-storage sends them: Content-Disposition with the
+// query-escaped name in quotes, Surrogate-Control mirroring Cache-Control, a
+// Surrogate-Key; 304 with validators and caching headers only; 412 with an empty
+// body, the ETag and the caching headers.
+func TestCompatDownloadHeaders(t *testing.T) {
+	e := newEnv(t)
+	f := e.uploadOne("default", "dir/my file é.txt", []byte("headers"))
+	resp := e.do("GET", "/v1/files/"+f.ID, nil, true)
+	mustStatus(t, resp, http.StatusOK, nil)
+	want := map[string]string{
+		"Content-Disposition": `inline; filename="dir%2Fmy+file+%C3%A9.txt"`,
+		"Cache-Control":       "max-age=3600",
+		"Surrogate-Control":   "max-age=3600",
+		"Surrogate-Key":       f.ID,
+		"Etag":                f.ETag,
+		"Accept-Ranges":       "bytes",
+	}
+	for k, v := range want {
+		if got := resp.Header.Get(k); got != v {
+			t.Errorf("200 %s: %q, want %q", k, got, v)
+		}
+	}
+	resp = e.do("GET", "/v1/files/"+f.ID, nil, true, "If-None-Match", f.ETag)
+	body := mustStatus(t, resp, http.StatusNotModified, nil)
+	for _, k := range []string{"Content-Disposition", "Accept-Ranges", "Surrogate-Key", "Content-Type"} {
+		if v := resp.Header.Get(k); v != "" {
+			t.Errorf("304 carries %s: %q", k, v)
+		}
+	}
+	for _, k := range []string{"Etag", "Cache-Control", "Surrogate-Control"} {
+		if resp.Header.Get(k) == "" {
+			t.Errorf("304 lacks %s", k)
+		}
+	}
+	resp = e.do("GET", "/v1/files/"+f.ID, nil, true, "If-Match", `"other"`)
+	body = mustStatus(t, resp, http.StatusPreconditionFailed, nil)
+	if len(body) != 0 || resp.Header.Get("Etag") != f.ETag || resp.Header.Get("Cache-Control") != "max-age=3600" ||
+		resp.Header.Get("Surrogate-Control") != "max-age=3600" || resp.Header.Get("Content-Disposition") != "" {
+		t.Errorf("412: body %q, headers %v", body, resp.Header)
+	}
+}

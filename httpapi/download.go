@@ -5,8 +5,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/url"
 	"os"
-	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -67,13 +67,15 @@ func (h *Handler) serveContent(w http.ResponseWriter, r *http.Request, f *coffer
 // with a deep stack that often makes the serving goroutine's stack grow again after
 // a GC shrank it).
 func fileHeaders(hd http.Header, r *http.Request, f *coffer.File, b *coffer.Bucket) time.Time {
-	vals := make([]string, 0, 6)
+	vals := make([]string, 0, 8)
 	set := func(k, v string) { vals = append(vals, v); hd[k] = vals[len(vals)-1 : len(vals) : len(vals)] }
 	set("Content-Type", f.MimeType)
 	set("Etag", f.ETag)
-	if b.CacheControl != "" {
+	if b.CacheControl != "" { // hasura-storage mirrors it for CDNs (Fastly) in Surrogate-Control
 		set("Cache-Control", b.CacheControl)
+		set("Surrogate-Control", b.CacheControl)
 	}
+	set("Surrogate-Key", f.ID) // purge a file from a CDN by its id
 	set("Content-Disposition", contentDisposition(f, b))
 	set("Accept-Ranges", "bytes")
 	modtime := f.UpdatedAt
@@ -173,11 +175,9 @@ func contentDisposition(f *coffer.File, b *coffer.Bucket) string {
 	if activeTypes[strings.ToLower(mt)] && !b.AllowInline {
 		kind = "attachment"
 	}
-	name := path.Base(f.Name)
-	if plainToken(name) { // what FormatMediaType would write, without its allocations
-		return kind + "; filename=" + name
-	}
-	return mime.FormatMediaType(kind, map[string]string{"filename": name})
+	// hasura-storage's form: the whole name, query-escaped, quoted (no allocation when
+	// nothing needs escaping).
+	return kind + `; filename="` + url.QueryEscape(f.Name) + `"`
 }
 
 // seekerOf returns the *os.File under a disk blob so ServeContent can sendfile.
@@ -205,14 +205,31 @@ func (s sizeOnly) Seek(off int64, whence int) (int64, error) {
 	return off, nil
 }
 
-// jsonErrors turns ServeContent's plain-text error responses (416, 412 with bodies)
-// into coffer's JSON error shape.
+// jsonErrors turns ServeContent's plain-text error responses (416) into the JSON
+// error shape, and gives 304 and 412 answers hasura-storage's headers and no body.
 type jsonErrors struct {
 	http.ResponseWriter
 	swallow bool
 }
 
 func (j *jsonErrors) WriteHeader(code int) {
+	switch {
+	case code == http.StatusNotModified: // hasura-storage: validators and caching only
+		h := j.Header()
+		h.Del("Content-Disposition")
+		h.Del("Accept-Ranges")
+		h.Del("Surrogate-Key")
+	case code == http.StatusPreconditionFailed && !j.swallow:
+		// hasura-storage: an empty body with the file's ETag and caching headers.
+		j.swallow = true
+		h := j.Header()
+		for _, k := range [...]string{"Content-Type", "Content-Disposition", "Accept-Ranges", "Surrogate-Key", "Last-Modified"} {
+			h.Del(k)
+		}
+		h.Set("Content-Length", "0")
+		j.ResponseWriter.WriteHeader(code)
+		return
+	}
 	if code >= 400 && !j.swallow {
 		j.swallow = true
 		msg := http.StatusText(code)

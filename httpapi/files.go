@@ -23,14 +23,14 @@ type FileMetadata struct {
 	UpdatedAt        time.Time       `json:"updatedAt"`
 	IsUploaded       bool            `json:"isUploaded"`
 	MimeType         string          `json:"mimeType"`
-	UploadedByUserID string          `json:"uploadedByUserId"`
-	Metadata         json.RawMessage `json:"metadata"`
+	UploadedByUserID string          `json:"uploadedByUserId,omitempty"` // hasura-storage omits it when null
+	Metadata         json.RawMessage `json:"metadata"`                   // null when there is none
 }
 
 func fileJSON(f *coffer.File) FileMetadata {
 	md := f.Metadata
-	if len(md) == 0 {
-		md = json.RawMessage("{}")
+	if len(md) == 0 || string(md) == "{}" {
+		md = nullJSON
 	}
 	return FileMetadata{ID: f.ID, Name: f.Name, Size: f.Size, BucketID: f.BucketID, ETag: f.ETag,
 		CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt, IsUploaded: f.IsUploaded, MimeType: f.MimeType,

@@ -282,7 +282,7 @@ func (u *Upload) newFile(it *uploadItem) (*coffer.File, error) {
 	}
 	return &coffer.File{
 		ID: id, BucketID: u.bucket.ID, Name: name, Size: it.size, MimeType: it.mimeType,
-		ETag: it.etag, IsUploaded: true, UploadedByUserID: u.p.UserID, Metadata: md, BlobKey: it.blobKey,
+		ETag: it.etag, IsUploaded: true, Metadata: md, BlobKey: it.blobKey, // the uploader: by preset only, as in hasura-storage
 	}, nil
 }
 
