@@ -345,3 +345,15 @@ func TestCompatDownloadHeaders(t *testing.T) {
 		t.Errorf("412: body %q, headers %v", body, resp.Header)
 	}
 }
+
+// w and h together give exactly w×h, cropped from the centre (hasura-storage's libvips
+// thumbnail with crop centre): square avatars stay square.
+func TestCompatSquareCrop(t *testing.T) {
+	e, path, _ := imageEnv(t) // a 640×480 JPEG
+	for q, want := range map[string][2]int{"w=100&h=100": {100, 100}, "w=50&h=120": {50, 120}, "w=100": {100, 75}} {
+		b := mustStatus(t, e.do("GET", path+"?"+q, nil, true), http.StatusOK, nil)
+		if w, h := decode(t, "jpeg", b); w != want[0] || h != want[1] {
+			t.Errorf("%s: %dx%d, want %dx%d", q, w, h, want[0], want[1])
+		}
+	}
+}

@@ -22,9 +22,9 @@ type Fit string
 
 // Fit modes, named and defined as in sharp.
 const (
-	FitInside  Fit = "inside"  // default: keep the aspect ratio, as large as possible within w×h
+	FitInside  Fit = "inside"  // keep the aspect ratio, as large as possible within w×h
 	FitOutside Fit = "outside" // keep the aspect ratio, as small as possible while covering w×h
-	FitCover   Fit = "cover"   // keep the aspect ratio, cover w×h, crop the overflow (see Gravity)
+	FitCover   Fit = "cover"   // default: keep the aspect ratio, cover w×h, crop the overflow (see Gravity)
 	FitContain Fit = "contain" // keep the aspect ratio, fit within w×h, pad to exactly w×h
 	FitFill    Fit = "fill"    // stretch to exactly w×h, ignoring the aspect ratio
 )
@@ -64,7 +64,7 @@ type Options struct {
 	Quality       int     // 1..100 for lossy formats; 0 = DefaultQuality
 	Blur          float64 // Gaussian blur sigma in output pixels, 0..100; 0 = none
 	Format        Format
-	Fit           Fit     // used only when both Width and Height are set; "" = FitInside
+	Fit           Fit     // used only when both Width and Height are set; "" = FitCover
 	Gravity       Gravity // used only with FitCover; "" = GravityCenter
 }
 
@@ -84,8 +84,8 @@ func (o Options) Normalize() Options {
 		if o.Fit == "" && o.Gravity != "" {
 			o.Fit = FitCover
 		}
-		if o.Fit == "" {
-			o.Fit = FitInside
+		if o.Fit == "" { // hasura-storage: w and h give exactly w×h, cropped from the centre
+			o.Fit = FitCover
 		}
 		if o.Fit != FitCover {
 			o.Gravity = ""

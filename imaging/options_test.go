@@ -26,7 +26,8 @@ func TestParse(t *testing.T) {
 		{"X-Coffer-Signature=abc&token=x", Options{}},
 		{"w=800", Options{Width: 800, Quality: 80}},
 		{"h=0600", Options{Height: 600, Quality: 80}},
-		{"w=1&h=8192", Options{Width: 1, Height: 8192, Quality: 80, Fit: FitInside}},
+		{"w=1&h=8192", Options{Width: 1, Height: 8192, Quality: 80, Fit: FitCover, Gravity: GravityCenter}},
+		{"w=1&h=8192&fit=inside", Options{Width: 1, Height: 8192, Quality: 80, Fit: FitInside}},
 		{"w=100&h=50&fit=COVER", Options{Width: 100, Height: 50, Quality: 80, Fit: FitCover, Gravity: GravityCenter}},
 		{"w=100&h=50&crop=North", Options{Width: 100, Height: 50, Quality: 80, Fit: FitCover, Gravity: GravityNorth}},
 		{"w=100&h=50&gravity=smart", Options{Width: 100, Height: 50, Quality: 80, Fit: FitCover, Gravity: GravityAttention}},
@@ -115,8 +116,8 @@ func TestCanonicalEquivalence(t *testing.T) {
 	groups := [][]string{
 		{"", "fit=cover", "crop=north", "b=0", "f=same", "X-Coffer-Expires=1"},
 		{"w=800", "w=800&q=80", "W=3&w=0800&b=0", "w=800&fit=fill&crop=east"},
-		{"w=800&h=600", "h=600&w=800&fit=inside", "w=800&h=600&fit=INSIDE&q=80", "w=800&h=600&crop=west&fit=inside"},
-		{"w=8&h=6&fit=cover", "w=8&h=6&crop=center", "w=8&h=6&gravity=centre&fit=cover"},
+		{"w=800&h=600&fit=inside", "h=600&w=800&fit=inside", "w=800&h=600&fit=INSIDE&q=80", "w=800&h=600&crop=west&fit=inside"},
+		{"w=8&h=6", "w=8&h=6&fit=cover", "w=8&h=6&crop=center", "w=8&h=6&gravity=centre&fit=cover"},
 		{"w=8&h=6&crop=smart", "w=8&h=6&gravity=attention&fit=cover"},
 		{"f=JPEG", "f=jpg", "f=jpeg&q=80"},
 		{"f=png", "f=PNG&q=10", "q=99&f=png"},
@@ -152,7 +153,8 @@ func canonical(t *testing.T, s string) string {
 func TestCanonicalForm(t *testing.T) {
 	tests := []struct{ query, want string }{
 		{"", ""},
-		{"w=400&h=300&b=2&f=webp", "b=2&f=webp&fit=inside&h=300&q=80&w=400"},
+		{"w=400&h=300&b=2&f=webp", "b=2&f=webp&fit=cover&gravity=center&h=300&q=80&w=400"},
+		{"w=400&h=300&fit=inside", "fit=inside&h=300&q=80&w=400"},
 		{"w=400&h=300&crop=southeast", "fit=cover&gravity=southeast&h=300&q=80&w=400"},
 		{"b=0.5&f=png", "b=0.5&f=png"},
 	}

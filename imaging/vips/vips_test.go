@@ -116,7 +116,8 @@ func TestTransform(t *testing.T) {
 	}{
 		{"jpeg width", "w=200", src.jpg, imaging.JPEG, 200, 150},
 		{"jpeg height to png", "h=100&f=png", src.jpg, imaging.PNG, 133, 100},
-		{"inside", "w=100&h=100", src.jpg, imaging.JPEG, 100, 75},
+		{"default: centre crop", "w=100&h=100", src.jpg, imaging.JPEG, 100, 100},
+		{"inside", "w=100&h=100&fit=inside", src.jpg, imaging.JPEG, 100, 75},
 		{"contain", "w=100&h=100&fit=contain", src.jpg, imaging.JPEG, 100, 100},
 		{"cover", "w=100&h=100&fit=cover", src.jpg, imaging.JPEG, 100, 100},
 		{"cover north", "w=100&h=40&crop=north", src.jpg, imaging.JPEG, 100, 40},
