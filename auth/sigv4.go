@@ -24,6 +24,7 @@ const (
 	AmzExpires       = "X-Amz-Expires"
 	AmzSignedHeaders = "X-Amz-SignedHeaders"
 	AmzSignature     = "X-Amz-Signature"
+	AmzChecksumMode  = "X-Amz-Checksum-Mode"
 	AmzXID           = "x-id"
 )
 
@@ -53,6 +54,7 @@ func (s *Signer) PresignV4(host, path string, ttl time.Duration) string {
 	q.Set(AmzDate, now.Format(amzDateFormat))
 	q.Set(AmzExpires, strconv.FormatInt(secs, 10))
 	q.Set(AmzSignedHeaders, "host")
+	q.Set(AmzChecksumMode, "ENABLED") // as aws-sdk-go-v2 presigns; hasura-storage's OpenAPI requires it
 	q.Set(AmzXID, "GetObject")
 	sig := sigV4(s.keys[s.current], now, "GET", host, path, q)
 	return canonicalQuery(q) + "&" + AmzSignature + "=" + sig
@@ -62,8 +64,9 @@ func (s *Signer) PresignV4(host, path string, ttl time.Duration) string {
 func IsV4(q url.Values) bool { return q.Has(AmzSignature) || q.Has(AmzAlgorithm) }
 
 // VerifyV4 checks a presigned query in S3's form for a GET of path on host, and
-// returns when it expires. Every failure is EFORBIDDEN with a message that says which
-// check failed (none reveals the key).
+// returns when it expires. An expired URL is EINVALID "signature already expired"
+// (hasura-storage's answer); every other failure is EFORBIDDEN with a message that
+// says which check failed (none reveals the key).
 func (s *Signer) VerifyV4(host, path string, q url.Values) (time.Time, error) {
 	for _, k := range [...]string{AmzAlgorithm, AmzCredential, AmzDate, AmzExpires, AmzSignedHeaders, AmzSignature} {
 		if len(q[k]) != 1 {
@@ -100,8 +103,8 @@ func (s *Signer) VerifyV4(host, path string, q url.Values) (time.Time, error) {
 	if date.After(now.Add(maxV4Skew)) {
 		return time.Time{}, forbidden("presigned URL is not valid yet")
 	}
-	if now.After(exp) {
-		return time.Time{}, forbidden("presigned URL has expired")
+	if now.After(exp) { // hasura-storage's answer: 400, its message
+		return time.Time{}, coffer.Errorf(coffer.EINVALID, "signature already expired")
 	}
 	return exp, nil
 }

@@ -182,7 +182,7 @@ func TestCompatPresignedURLShape(t *testing.T) {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	want := "X-Amz-Algorithm X-Amz-Credential X-Amz-Date X-Amz-Expires X-Amz-Signature X-Amz-SignedHeaders x-id"
+	want := "X-Amz-Algorithm X-Amz-Checksum-Mode X-Amz-Credential X-Amz-Date X-Amz-Expires X-Amz-Signature X-Amz-SignedHeaders x-id"
 	if strings.Join(keys, " ") != want {
 		t.Fatalf("presigned URL parameters %v, want %s", keys, want)
 	}

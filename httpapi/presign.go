@@ -11,6 +11,11 @@ import (
 	"github.com/coffer/coffer/imaging"
 )
 
+// errPresignDisabled is hasura-storage's answer for a bucket without presigned URLs.
+func errPresignDisabled() error {
+	return coffer.Errorf(coffer.EFORBIDDEN, "presigned URLs are not enabled on the bucket where this file is located in")
+}
+
 // presignedPath is the path a presigned URL of file id signs: always the canonical
 // ".../contents" form on this server, whatever prefix a proxy adds in front.
 func presignedPath(id string) string { return "/v1/files/" + id + "/presignedurl/contents" }
@@ -27,7 +32,7 @@ func (h *Handler) presignURL(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !b.PresignedURLsEnabled {
-		writeError(w, r, coffer.Errorf(coffer.EFORBIDDEN, "presigned URLs are not enabled on bucket %q", b.ID))
+		writeError(w, r, errPresignDisabled())
 		return
 	}
 	extra, err := signedTransform(r)
@@ -84,7 +89,7 @@ func (h *Handler) presignedContents(w http.ResponseWriter, r *http.Request) {
 	}
 	defer rd.Close()
 	if !b.PresignedURLsEnabled {
-		writeError(w, r, coffer.Errorf(coffer.EFORBIDDEN, "presigned URLs are not enabled on bucket %q", b.ID))
+		writeError(w, r, errPresignDisabled())
 		return
 	}
 	h.serveContent(w, r, f, untilExpiry(b, exp), seekerOf(rd))
@@ -105,7 +110,7 @@ func (h *Handler) presignedVariant(w http.ResponseWriter, r *http.Request, id st
 	}
 	_, b, err := h.svc.GetFile(r.Context(), coffer.AdminPrincipal(), id)
 	if err == nil && !b.PresignedURLsEnabled {
-		err = coffer.Errorf(coffer.EFORBIDDEN, "presigned URLs are not enabled on bucket %q", b.ID)
+		err = errPresignDisabled()
 	}
 	if err != nil {
 		writeError(w, r, err)
