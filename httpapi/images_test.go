@@ -87,7 +87,7 @@ func TestTransformFormatsAndSizes(t *testing.T) {
 		{"h=120", "", "image/jpeg", 160, 120, false},
 		{"w=100&h=100&fit=cover", "", "image/jpeg", 100, 100, false},
 		{"w=100&h=100&fit=fill", "", "image/jpeg", 100, 100, false},
-		{"w=200&h=100", "", "image/jpeg", 200, 100, false}, // hasura-storage: exactly w×h, centre crop
+		{"w=200&h=100", "", "image/jpeg", 200, 100, false},            // hasura-storage: exactly w×h, centre crop
 		{"w=200&h=100&fit=inside", "", "image/jpeg", 133, 100, false}, // keeps the ratio
 		{"w=64&f=png", "", "image/png", 64, 48, false},
 		{"w=64&f=webp", "", "image/webp", 64, 48, false},
