@@ -357,3 +357,19 @@ func TestCompatSquareCrop(t *testing.T) {
 		}
 	}
 }
+
+// Error bodies are hasura-storage's, byte for byte: {"error":{"data":null,"message":...}}
+// with the message also in X-Error.
+func TestCompatErrorBody(t *testing.T) {
+	e := newEnv(t)
+	resp := e.do("GET", "/v1/files/00000000-0000-4000-8000-000000000000", nil, true)
+	body := mustStatus(t, resp, http.StatusNotFound, nil)
+	if string(body) != `{"error":{"data":null,"message":"file not found"}}`+"\n" || resp.Header.Get("X-Error") != "file not found" {
+		t.Fatalf("error body %q, X-Error %q", body, resp.Header.Get("X-Error"))
+	}
+	mp, ctype := multipartBody(part{field: "bucket-id", body: []byte("nope")}, part{field: "file[]", filename: "a", body: []byte("a")})
+	raw := mustStatus(t, e.do("POST", "/v1/files", mp, true, "Content-Type", ctype), http.StatusNotFound, nil)
+	if !strings.Contains(string(raw), `"message":"bucket not found"`) || !strings.Contains(string(raw), `"processedFiles":[]`) {
+		t.Fatalf("upload to a missing bucket answered %s", raw)
+	}
+}

@@ -22,3 +22,24 @@ func TestAppendHTTPDate(t *testing.T) {
 		}
 	}
 }
+
+// FuzzNormalizeDates: any conditional date header is either left alone or rewritten
+// to an http.TimeFormat date that http.ParseTime reads; never a panic.
+func FuzzNormalizeDates(f *testing.F) {
+	f.Add("Mon, 02 Jan 2006 15:04:05 UTC")
+	f.Add("Mon, 02 Jan 2006 15:04:05 +0100")
+	f.Add("Mon, 02 Jan 2006 15:04:05 GMT")
+	f.Add(`"etag"`)
+	f.Fuzz(func(t *testing.T, v string) {
+		h := http.Header{}
+		h.Set("If-Modified-Since", v)
+		normalizeDates(h)
+		got := h.Get("If-Modified-Since")
+		if got == v {
+			return
+		}
+		if _, err := http.ParseTime(got); err != nil {
+			t.Fatalf("%q rewritten to %q, which does not parse", v, got)
+		}
+	})
+}
