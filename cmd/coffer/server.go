@@ -77,6 +77,10 @@ func openStores(ctx context.Context, c *serveConfig) (*stores, error) {
 		st.Close()
 		return nil, err
 	}
+	if err := st.cacheMeta(c); err != nil {
+		st.Close()
+		return nil, err
+	}
 	if err := st.openBlobs(ctx, c); err != nil {
 		st.Close()
 		return nil, err
@@ -84,6 +88,8 @@ func openStores(ctx context.Context, c *serveConfig) (*stores, error) {
 	return st, nil
 }
 
+// openMeta opens the metadata database and applies its migrations (all that
+// `coffer migrate` needs).
 func (st *stores) openMeta(ctx context.Context, c *serveConfig) error {
 	var err error
 	switch {
@@ -100,6 +106,12 @@ func (st *stores) openMeta(ctx context.Context, c *serveConfig) error {
 	if err := st.meta.(migrator).Migrate(ctx); err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
+	return nil
+}
+
+// cacheMeta puts the call counter and the metadata cache over the opened database.
+func (st *stores) cacheMeta(c *serveConfig) error {
+	var err error
 	mcfg := cache.DefaultMetaConfig()
 	mcfg.Files, mcfg.TTL = c.MetaCacheFiles, c.MetaCacheTTL
 	st.db = meta.NewCounting(st.meta)
