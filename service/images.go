@@ -32,7 +32,8 @@ func (s *Service) Variants() *cache.Variants { return s.variants }
 // may not read is ENOTFOUND, as for downloads). accept is the client's Accept header,
 // which f=auto follows. Variants come from the variant cache when they can; otherwise
 // the source is transformed on the bounded worker pool (EUNAVAILABLE when its queue
-// is full).
+// is full: imaging.ErrBusy, logged here at most every 10 s as a warning, not per
+// request).
 func (s *Service) OpenVariant(ctx context.Context, p *coffer.Principal, id string, o imaging.Options, accept string) (*coffer.File, *coffer.Bucket, *Variant, error) {
 	f, b, v, err := s.openVariant(ctx, p, id, o, accept)
 	var missing *blobMissing
@@ -42,6 +43,9 @@ func (s *Service) OpenVariant(ctx context.Context, p *coffer.Principal, id strin
 		if errors.As(err, &missing) {
 			return nil, nil, nil, s.missingBlob(missing.f, missing.err)
 		}
+	}
+	if errors.Is(err, imaging.ErrBusy) {
+		s.shedRefused()
 	}
 	return f, b, v, err
 }
