@@ -29,12 +29,14 @@ type Config struct {
 	ReadIdleTimeout time.Duration
 	WriteTimeout    time.Duration
 	MinWriteRate    int64 // bytes per second
+	AccessLog       AccessLogConfig
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{PublicURL: "http://127.0.0.1:8000", MaxRanges: 16, Version: "dev",
-		ReadIdleTimeout: time.Minute, WriteTimeout: time.Minute, MinWriteRate: 64 << 10}
+		ReadIdleTimeout: time.Minute, WriteTimeout: time.Minute, MinWriteRate: 64 << 10,
+		AccessLog: AccessLogConfig{Mode: AccessLogOn, ReadsPerSecond: 100}}
 }
 
 // Validate checks c.
@@ -48,7 +50,7 @@ func (c Config) Validate() error {
 	if c.ReadIdleTimeout <= 0 || c.WriteTimeout <= 0 || c.MinWriteRate <= 0 {
 		return coffer.Errorf(coffer.EINVALID, "read idle timeout, write timeout and minimum write rate must be positive")
 	}
-	return nil
+	return c.AccessLog.Validate()
 }
 
 // Handler is the HTTP API.
@@ -61,6 +63,7 @@ type Handler struct {
 	mux    *http.ServeMux
 	root   http.Handler
 	ids    *idGen
+	access *accessLog
 }
 
 // New returns the API handler.
@@ -69,7 +72,8 @@ func New(cfg Config, svc *service.Service, authn *auth.Authenticator, signer *au
 		return nil, err
 	}
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	h := &Handler{cfg: cfg, svc: svc, authn: authn, signer: signer, log: log, mux: http.NewServeMux(), ids: newIDGen()}
+	h := &Handler{cfg: cfg, svc: svc, authn: authn, signer: signer, log: log, mux: http.NewServeMux(), ids: newIDGen(),
+		access: newAccessLog(cfg.AccessLog, log)}
 	h.routes()
 	h.root = h.wrap()
 	return h, nil

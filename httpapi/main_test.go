@@ -49,6 +49,8 @@ type envOptions struct {
 	engine    imaging.Engine // or this one
 	webhooks  bool           // run a webhook dispatcher that may reach loopback
 	h2c       bool           // also serve HTTP/2 without TLS
+	log       *slog.Logger   // default: text to io.Discard
+	accessLog *httpapi.AccessLogConfig
 }
 
 // newEnv starts the real handler over SQLite and disk blobs in a temp dir, on loopback.
@@ -69,6 +71,9 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 	}
 	blobs := blob.New(d)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if len(opts) > 0 && opts[0].log != nil {
+		log = opts[0].log
+	}
 	db := meta.NewCounting(m)
 	mc, err := cache.NewMeta(db, cache.DefaultMetaConfig())
 	if err != nil {
@@ -122,6 +127,9 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 	}
 	if o.writeTime > 0 {
 		hcfg.WriteTimeout = o.writeTime
+	}
+	if o.accessLog != nil {
+		hcfg.AccessLog = *o.accessLog
 	}
 	h, err := httpapi.New(hcfg, svc, authn, signer, log)
 	if err != nil {

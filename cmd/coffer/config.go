@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/coffer/coffer/httpapi"
 	"github.com/coffer/coffer/imaging"
 	"github.com/spf13/pflag"
 )
@@ -47,6 +48,8 @@ type serveConfig struct {
 	GCHeapFloor      int64
 	H2C              bool
 	Webhooks         webhookConfig
+	AccessLog        string
+	AccessLogReads   int
 }
 
 func (c *serveConfig) storeFlags(fs *pflag.FlagSet) {
@@ -89,6 +92,9 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.VariantsPerFile, "variants-per-file", 20, "transformed variants kept in the blob store per file; more are kept in memory only")
 	c.Webhooks.flags(fs)
 	fs.Int64Var(&c.GCHeapFloor, "gc-heap-floor", 16<<20, "bytes of heap the garbage collector lets grow before it runs while the live heap is small (GOGC raised up to 400; back to 100 as the live heap and goroutine stacks grow); 0 = Go's default (4 MB). Ignored when GOGC is set")
+	hcfg := httpapi.DefaultConfig()
+	fs.StringVar(&c.AccessLog, "access-log", hcfg.AccessLog.Mode, "access log lines (INFO \"request\"): on = every error (status >= 400) and write, and successful GET/HEAD up to --access-log-reads-per-sec; errors = status >= 400 only; off")
+	fs.IntVar(&c.AccessLogReads, "access-log-reads-per-sec", hcfg.AccessLog.ReadsPerSecond, "with --access-log on: successful GET/HEAD lines per second at most; the next line logged counts those left out (\"skipped\"); 0 = log every request")
 	fs.DurationVar(&c.StaleUploadAfter, "stale-upload-after", 24*time.Hour, "an unfinished upload older than this is abandoned (PostgreSQL; with SQLite all are at start)")
 }
 
@@ -110,3 +116,8 @@ func (c *serveConfig) validate() error {
 
 // usesSQLite reports whether the metadata lives in the data dir.
 func (c *serveConfig) usesSQLite() bool { return c.DatabaseURL == "" }
+
+// accessLog returns the access log settings.
+func (c *serveConfig) accessLog() httpapi.AccessLogConfig {
+	return httpapi.AccessLogConfig{Mode: c.AccessLog, ReadsPerSecond: c.AccessLogReads}
+}

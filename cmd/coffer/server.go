@@ -277,7 +277,7 @@ func (s *server) build(ctx context.Context) error {
 		return err
 	}
 	hcfg := httpapi.DefaultConfig()
-	hcfg.PublicURL, hcfg.Version = c.PublicURL, version
+	hcfg.PublicURL, hcfg.Version, hcfg.AccessLog = c.PublicURL, version, c.accessLog()
 	hcfg.Metrics = metrics.New()
 	pool := s.images.Pool()
 	hcfg.Metrics.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: svc.Content(), Variants: svc.Variants(),
