@@ -22,8 +22,13 @@ type Config struct {
 	PublicURL string // base URL clients reach this server at, for presigned URLs
 	MaxRanges int    // Range headers with more ranges are ignored (whole file served)
 	Version   string
-	// Metrics, when set, records every request and is served at GET /metrics.
-	Metrics *metrics.Metrics
+	// Metrics, when set, records every request and is served at GET /metrics, unless
+	// MetricsElsewhere (another listener serves it). MetricsToken, when set, is
+	// required there as "Authorization: Bearer <token>" (the request is not
+	// authenticated as an API request).
+	Metrics          *metrics.Metrics
+	MetricsElsewhere bool
+	MetricsToken     string
 	// Slow clients: a request body read stalls at most ReadIdleTimeout; a response
 	// must be written within WriteTimeout, plus its size at MinWriteRate for files.
 	ReadIdleTimeout time.Duration
@@ -86,8 +91,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /healthz", h.healthz)
 	m.HandleFunc("GET /v1/version", h.version)
 	m.HandleFunc("GET /v1/openapi.yaml", h.openapi)
-	if h.cfg.Metrics != nil {
-		m.HandleFunc("GET /metrics", h.cfg.Metrics.Handler().ServeHTTP)
+	if h.cfg.Metrics != nil && !h.cfg.MetricsElsewhere {
+		m.HandleFunc("GET /metrics", metrics.RequireToken(h.cfg.MetricsToken, h.cfg.Metrics.Handler()).ServeHTTP)
 	}
 
 	m.HandleFunc("POST /v1/files", h.uploadFiles)

@@ -51,6 +51,7 @@ type envOptions struct {
 	h2c       bool           // also serve HTTP/2 without TLS
 	log       *slog.Logger   // default: text to io.Discard
 	accessLog *httpapi.AccessLogConfig
+	metrics   httpapi.Config // its MetricsToken and MetricsElsewhere apply
 }
 
 // newEnv starts the real handler over SQLite and disk blobs in a temp dir, on loopback.
@@ -128,6 +129,7 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 	if o.writeTime > 0 {
 		hcfg.WriteTimeout = o.writeTime
 	}
+	hcfg.MetricsToken, hcfg.MetricsElsewhere = o.metrics.MetricsToken, o.metrics.MetricsElsewhere
 	if o.accessLog != nil {
 		hcfg.AccessLog = *o.accessLog
 	}

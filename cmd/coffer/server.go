@@ -220,6 +220,9 @@ type server struct {
 	// has stopped.
 	webhooks     *webhook.Dispatcher
 	webhooksDone <-chan struct{}
+	// metricsHTTP serves /metrics on --metrics-listen (metricsLn); nil without it.
+	metricsHTTP *http.Server
+	metricsLn   net.Listener
 }
 
 func newServer(ctx context.Context, c *serveConfig, log *slog.Logger) (*server, error) {
@@ -278,7 +281,7 @@ func (s *server) build(ctx context.Context) error {
 	}
 	hcfg := httpapi.DefaultConfig()
 	hcfg.PublicURL, hcfg.Version, hcfg.AccessLog = c.PublicURL, version, c.accessLog()
-	hcfg.Metrics = metrics.New()
+	hcfg.Metrics, hcfg.MetricsToken, hcfg.MetricsElsewhere = metrics.New(), c.MetricsToken, c.MetricsListen != ""
 	pool := s.images.Pool()
 	hcfg.Metrics.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: svc.Content(), Variants: svc.Variants(),
 		Blobs: s.st.blobs, Bus: s.bus, Webhooks: &s.webhooks.Stats, Images: func() (int, int) { return pool.Queued(), pool.Busy() },
@@ -298,6 +301,12 @@ func (s *server) build(ctx context.Context) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		Protocols:         httpapi.Protocols(c.H2C),
 	}
+	if c.MetricsListen != "" {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", metrics.RequireToken(c.MetricsToken, hcfg.Metrics.Handler()))
+		s.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	}
 	return nil
 }
 
@@ -308,6 +317,12 @@ func (s *server) listen() error {
 		return err
 	}
 	s.ln = httpapi.Listener(ln)
+	if s.metricsHTTP != nil {
+		if s.metricsLn, err = net.Listen("tcp", s.cfg.MetricsListen); err != nil {
+			s.ln.Close()
+			return fmt.Errorf("--metrics-listen: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -321,8 +336,12 @@ func (s *server) run(ctx context.Context) error {
 		s.bg.Go(func() { s.bus.Run(sweepCtx) })
 	}
 	s.webhooksDone = s.runWebhooks(sweepCtx)
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- s.http.Serve(s.ln) }()
+	if s.metricsHTTP != nil {
+		go func() { errc <- fmt.Errorf("metrics listener: %w", s.metricsHTTP.Serve(s.metricsLn)) }()
+	}
+	s.logSettings()
 	s.log.Info("coffer listening", "addr", s.ln.Addr().String(), "version", version,
 		"metadata", s.metaKind(), "blobs", s.blobKind())
 	select {
@@ -333,6 +352,9 @@ func (s *server) run(ctx context.Context) error {
 	s.log.Info("shutting down", "timeout", s.cfg.ShutdownTimeout.String())
 	sctx, cancelT := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancelT()
+	if s.metricsHTTP != nil {
+		_ = s.metricsHTTP.Close() // scrapes are short and need no draining
+	}
 	if err := s.http.Shutdown(sctx); err != nil {
 		s.log.Warn("shutdown timed out; closing remaining connections", "err", err)
 		s.http.Close()
