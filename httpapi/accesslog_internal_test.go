@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -124,5 +126,33 @@ func TestAccessLogAllocs(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { a.request(get, "id", 404, 1, now, time.Millisecond) }); n > 2 {
 		t.Errorf("logged line: %v allocs", n)
+	}
+}
+
+// BenchmarkAccessLog measures one request's access log call alone: a JSON line
+// written to a file, a successful read the budget leaves out, and the log off.
+func BenchmarkAccessLog(b *testing.B) {
+	get := httptest.NewRequest("GET", "/v1/files/0b7c1d2e-3f40-4a5b-8c6d-7e8f9a0b1c2d", nil)
+	for _, c := range []struct {
+		name string
+		cfg  AccessLogConfig
+	}{
+		{"line", AccessLogConfig{Mode: AccessLogOn}},
+		{"skipped", AccessLogConfig{Mode: AccessLogOn, ReadsPerSecond: 1}},
+		{"off", AccessLogConfig{Mode: AccessLogOff}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			f, err := os.Create(filepath.Join(b.TempDir(), "log.json"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			a := newAccessLog(c.cfg, slog.New(slog.NewJSONHandler(f, nil)))
+			start := time.Now()
+			b.ReportAllocs()
+			for b.Loop() {
+				a.request(get, "9f3a1c2b4d5e1k", 200, 102400, start, 1234*time.Microsecond)
+			}
+		})
 	}
 }
