@@ -5,9 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/coffer/coffer/httpapi"
 )
 
 // BenchmarkGetFile100KB measures GET of a 100 KB file through the real handler over
@@ -31,6 +36,36 @@ func BenchmarkGet100KBAccess(b *testing.B) {
 	pub, priv := benchUpload(b, e, "pub", "f.bin", data, auth), benchUpload(b, e, "priv", "f.bin", data, auth)
 	b.Run("public", func(b *testing.B) { benchGet(b, e.srv.URL+"/v1/files/"+pub, nil, len(data)) })
 	b.Run("jwt-owner-rule", func(b *testing.B) { benchGet(b, e.srv.URL+"/v1/files/"+priv, auth, len(data)) })
+}
+
+// BenchmarkGet100KBAccessLog measures the access log on the hot path: a public GET
+// of a 100 KB file with the access log off, on for every request, and on with the
+// default budget of successful reads per second, each logging JSON to a file as
+// `coffer serve 2>file` does.
+func BenchmarkGet100KBAccessLog(b *testing.B) {
+	modes := map[string]httpapi.AccessLogConfig{
+		"off":    {Mode: httpapi.AccessLogOff},
+		"every":  {Mode: httpapi.AccessLogOn},
+		"budget": httpapi.DefaultConfig().AccessLog,
+	}
+	for _, name := range []string{"off", "every", "budget"} {
+		b.Run(name, func(b *testing.B) {
+			f, err := os.Create(filepath.Join(b.TempDir(), "log.json"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer f.Close()
+			cfg := modes[name]
+			e := newEnv(b, envOptions{log: slog.New(slog.NewJSONHandler(f, nil)), accessLog: &cfg})
+			benchBucket(b, e, "pub", true)
+			data := content(100 << 10)
+			id := benchUpload(b, e, "pub", "f.bin", data, []string{"X-Hasura-Admin-Secret", adminSecret})
+			benchGet(b, e.srv.URL+"/v1/files/"+id, nil, len(data))
+			if fi, err := f.Stat(); err == nil {
+				b.ReportMetric(float64(fi.Size())/float64(b.N), "logB/op")
+			}
+		})
+	}
 }
 
 // benchBucket creates a bucket as admin.

@@ -3,10 +3,12 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/imaging"
 )
 
 // statusOf is the one table from domain error codes to HTTP statuses.
@@ -65,7 +67,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 func errorAnswer(r *http.Request, err error) (int, string) {
 	status := StatusOf(err)
 	msg := coffer.ErrorMessage(err)
-	if status >= 500 {
+	if status >= 500 && !errors.Is(err, imaging.ErrBusy) { // a full image queue is load shedding: the service warns, rate-limited
 		logger(r).Error("request failed", "err", err)
 		if status == http.StatusInternalServerError {
 			msg = "internal error (request id " + requestID(r) + ")"

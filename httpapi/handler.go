@@ -23,19 +23,26 @@ type Config struct {
 	PublicURL string // base URL clients reach this server at, for presigned URLs
 	MaxRanges int    // Range headers with more ranges are ignored (whole file served)
 	Version   string
-	// Metrics, when set, records every request and is served at GET /metrics.
-	Metrics *metrics.Metrics
+	// Metrics, when set, records every request and is served at GET /metrics, unless
+	// MetricsElsewhere (another listener serves it). MetricsToken, when set, is
+	// required there as "Authorization: Bearer <token>" (the request is not
+	// authenticated as an API request).
+	Metrics          *metrics.Metrics
+	MetricsElsewhere bool
+	MetricsToken     string
 	// Slow clients: a request body read stalls at most ReadIdleTimeout; a response
 	// must be written within WriteTimeout, plus its size at MinWriteRate for files.
 	ReadIdleTimeout time.Duration
 	WriteTimeout    time.Duration
 	MinWriteRate    int64 // bytes per second
+	AccessLog       AccessLogConfig
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{PublicURL: "http://127.0.0.1:8000", MaxRanges: 16, Version: "dev",
-		ReadIdleTimeout: time.Minute, WriteTimeout: time.Minute, MinWriteRate: 64 << 10}
+		ReadIdleTimeout: time.Minute, WriteTimeout: time.Minute, MinWriteRate: 64 << 10,
+		AccessLog: AccessLogConfig{Mode: AccessLogOn, ReadsPerSecond: 100}}
 }
 
 // Validate checks c.
@@ -49,7 +56,7 @@ func (c Config) Validate() error {
 	if c.ReadIdleTimeout <= 0 || c.WriteTimeout <= 0 || c.MinWriteRate <= 0 {
 		return coffer.Errorf(coffer.EINVALID, "read idle timeout, write timeout and minimum write rate must be positive")
 	}
-	return nil
+	return c.AccessLog.Validate()
 }
 
 // Handler is the HTTP API.
@@ -64,6 +71,7 @@ type Handler struct {
 	ids    *idGen
 	// publicHost is PublicURL's host[:port], the host presigned URLs sign.
 	publicHost string
+	access     *accessLog
 }
 
 // New returns the API handler.
@@ -76,7 +84,8 @@ func New(cfg Config, svc *service.Service, authn *auth.Authenticator, signer *au
 	if err != nil || pu.Host == "" {
 		return nil, coffer.Errorf(coffer.EINVALID, "public URL %q has no host", cfg.PublicURL)
 	}
-	h := &Handler{cfg: cfg, svc: svc, authn: authn, signer: signer, log: log, mux: http.NewServeMux(), ids: newIDGen(), publicHost: pu.Host}
+	h := &Handler{cfg: cfg, svc: svc, authn: authn, signer: signer, log: log, mux: http.NewServeMux(), ids: newIDGen(),
+		publicHost: pu.Host, access: newAccessLog(cfg.AccessLog, log)}
 	h.routes()
 	h.root = h.wrap()
 	return h, nil
@@ -89,8 +98,8 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /healthz", h.healthz)
 	m.HandleFunc("GET /v1/version", h.version)
 	m.HandleFunc("GET /v1/openapi.yaml", h.openapi)
-	if h.cfg.Metrics != nil {
-		m.HandleFunc("GET /metrics", h.cfg.Metrics.Handler().ServeHTTP)
+	if h.cfg.Metrics != nil && !h.cfg.MetricsElsewhere {
+		m.HandleFunc("GET /metrics", metrics.RequireToken(h.cfg.MetricsToken, h.cfg.Metrics.Handler()).ServeHTTP)
 	}
 
 	m.HandleFunc("POST /v1/files", h.uploadFiles)

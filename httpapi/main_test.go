@@ -50,6 +50,9 @@ type envOptions struct {
 	webhooks  bool           // run a webhook dispatcher that may reach loopback
 	h2c       bool           // also serve HTTP/2 without TLS
 	hide      bool           // service.Config.HideForbidden
+	log       *slog.Logger   // default: text to io.Discard
+	accessLog *httpapi.AccessLogConfig
+	metrics   httpapi.Config // its MetricsToken and MetricsElsewhere apply
 }
 
 // newEnv starts the real handler over SQLite and disk blobs in a temp dir, on loopback.
@@ -70,6 +73,9 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 	}
 	blobs := blob.New(d)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	if len(opts) > 0 && opts[0].log != nil {
+		log = opts[0].log
+	}
 	db := meta.NewCounting(m)
 	mc, err := cache.NewMeta(db, cache.DefaultMetaConfig())
 	if err != nil {
@@ -123,6 +129,10 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 	}
 	if o.writeTime > 0 {
 		hcfg.WriteTimeout = o.writeTime
+	}
+	hcfg.MetricsToken, hcfg.MetricsElsewhere = o.metrics.MetricsToken, o.metrics.MetricsElsewhere
+	if o.accessLog != nil {
+		hcfg.AccessLog = *o.accessLog
 	}
 	h, err := httpapi.New(hcfg, svc, authn, signer, log)
 	if err != nil {

@@ -305,10 +305,7 @@ func (h *Handler) wrap() http.Handler {
 			if end != nil {
 				end(st.route, r.Method, sw.status, d, st.body.n, sw.bytes)
 			}
-			if h.log.Enabled(r.Context(), slog.LevelInfo) {
-				st.log.Info("request", "request_id", st.id, "method", r.Method, "path", r.URL.Path,
-					"status", sw.status, "bytes", sw.bytes, "duration_ms", float64(d.Microseconds())/1000)
-			}
+			h.access.request(r, st.id, sw.status, sw.bytes, sw.start, d)
 		}()
 		if !h.authenticate(st, r) {
 			return
@@ -339,6 +336,9 @@ func (h *Handler) begin(w http.ResponseWriter, r *http.Request) (*reqState, *htt
 
 // authenticate sets st's principal, or answers the request with the error.
 func (h *Handler) authenticate(st *reqState, r *http.Request) bool {
+	if h.cfg.MetricsToken != "" && r.URL.Path == "/metrics" {
+		return true // its bearer token is the metrics token, not a JWT: its route checks it
+	}
 	authStart := time.Now()
 	p, err := h.authn.Principal(r)
 	st.timer.Add("auth", time.Since(authStart), "")

@@ -9,8 +9,10 @@ cd "$(dirname "$0")/.."
 dir=${1:-./bin}
 mkdir -p "$dir"
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
+echo "build.sh: go build coffer (pure Go) -> $dir/coffer" >&2
 CGO_ENABLED=0 go build -o "$dir/coffer" ./cmd/coffer
 if pkg-config --exists vips 2>/dev/null; then
+  echo "build.sh: go build coffer-imager (cgo, links libvips; slow the first time) -> $dir/coffer-imager" >&2
   go build -o "$dir/coffer-imager" ./cmd/coffer-imager
 else
   rm -f "$dir/coffer-imager"

@@ -32,13 +32,17 @@ func (s *Service) Variants() *cache.Variants { return s.variants }
 // may not read is ENOTFOUND, as for downloads). accept is the client's Accept header,
 // which f=auto follows. Variants come from the variant cache when they can; otherwise
 // the source is transformed on the bounded worker pool (EUNAVAILABLE when its queue
-// is full).
+// is full: imaging.ErrBusy, logged here at most every 10 s as a warning, not per
+// request).
 func (s *Service) OpenVariant(ctx context.Context, p *coffer.Principal, id string, o imaging.Options, accept string) (*coffer.File, *coffer.Bucket, *Variant, error) {
 	lastKey := ""
 	for attempt := 1; ; attempt++ {
 		f, b, v, err := s.openVariant(ctx, p, id, o, accept)
 		var missing *blobMissing
 		if !errors.As(err, &missing) {
+			if errors.Is(err, imaging.ErrBusy) {
+				s.shedRefused()
+			}
 			return f, b, v, err
 		}
 		if !retryMissing(missing.f.BlobKey, &lastKey, attempt) { // as in OpenFile

@@ -77,6 +77,7 @@ type Service struct {
 	rulesKick  chan struct{}
 	webhooks   *Webhooks // nil: webhook administration is off
 	crashes    *quarantine
+	shed       *shedLog
 }
 
 // New returns a Service over the given stores.
@@ -97,6 +98,7 @@ func New(cfg Config, m meta.Store, b *blob.Store, log *slog.Logger) (*Service, e
 	}
 	s := &Service{cfg: cfg, meta: m, blobs: b, content: content, variants: variants, log: log, now: time.Now, rulesKick: make(chan struct{}, 1)}
 	s.crashes = newQuarantine(func() time.Time { return s.now() }, log)
+	s.shed = &shedLog{now: func() time.Time { return s.now() }, log: log}
 	s.rules.Store(access.Empty())
 	return s, nil
 }

@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"strings"
 	"time"
 
+	"github.com/coffer/coffer/httpapi"
 	"github.com/coffer/coffer/imaging"
 	"github.com/spf13/pflag"
 )
@@ -48,6 +50,10 @@ type serveConfig struct {
 	H2C              bool
 	Webhooks         webhookConfig
 	Compat           compatConfig
+	AccessLog        string
+	AccessLogReads   int
+	MetricsListen    string
+	MetricsToken     string
 }
 
 func (c *serveConfig) storeFlags(fs *pflag.FlagSet) {
@@ -80,7 +86,7 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.MetaCacheFiles, "meta-cache-files", 100_000, "file metadata rows cached in memory (bucket settings: up to 10,000)")
 	fs.DurationVar(&c.MetaCacheTTL, "meta-cache-ttl", 5*time.Minute, "safety-net TTL of cached metadata (changes invalidate at once; across nodes via PostgreSQL NOTIFY)")
 	icfg := imaging.DefaultConfig()
-	fs.IntVar(&c.ImageWorkers, "image-workers", icfg.Workers, "image transformations running at once (default: one per CPU)")
+	fs.IntVar(&c.ImageWorkers, "image-workers", icfg.Workers, "image transformations running at once; one per CPU unless set")
 	fs.IntVar(&c.ImageQueue, "image-queue", icfg.Queue, "image transformations waiting for a worker; beyond this, 503 with Retry-After")
 	fs.Int64Var(&c.ImageMaxPixels, "image-max-pixels", icfg.MaxSourcePixels, "largest source image (width x height) that is transformed, checked before decoding")
 	fs.Int64Var(&c.ImageMaxBytes, "image-max-bytes", icfg.MaxSourceBytes, "largest source image file (bytes) that is transformed")
@@ -91,6 +97,11 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	c.Webhooks.flags(fs)
 	c.Compat.flags(fs)
 	fs.Int64Var(&c.GCHeapFloor, "gc-heap-floor", 16<<20, "bytes of heap the garbage collector lets grow before it runs while the live heap is small (GOGC raised up to 400; back to 100 as the live heap and goroutine stacks grow); 0 = Go's default (4 MB). Ignored when GOGC is set")
+	hcfg := httpapi.DefaultConfig()
+	fs.StringVar(&c.AccessLog, "access-log", hcfg.AccessLog.Mode, "access log lines (INFO \"request\"): on = every error (status >= 400) and write, and successful GET/HEAD up to --access-log-reads-per-sec; errors = status >= 400 only; off")
+	fs.IntVar(&c.AccessLogReads, "access-log-reads-per-sec", hcfg.AccessLog.ReadsPerSecond, "with --access-log on: successful GET/HEAD lines per second at most; the next line logged counts those left out (\"skipped\"); 0 = log every request")
+	fs.StringVar(&c.MetricsListen, "metrics-listen", "", "serve /metrics on this address instead of the API port (a port alone, like :9090, binds 127.0.0.1)")
+	fs.StringVar(&c.MetricsToken, "metrics-token", "", "bearer token /metrics requires (Authorization: Bearer <token>), on the API port or --metrics-listen")
 	fs.DurationVar(&c.StaleUploadAfter, "stale-upload-after", 24*time.Hour, "an unfinished upload older than this is abandoned (PostgreSQL; with SQLite all are at start)")
 }
 
@@ -104,6 +115,13 @@ func (c *serveConfig) validate() error {
 	if c.PresignSecret != "" && len(c.PresignSecret) < 32 {
 		return fmt.Errorf("--presign-secret must be at least 32 bytes")
 	}
+	if c.MetricsListen != "" {
+		addr, err := metricsAddr(c.MetricsListen)
+		if err != nil {
+			return err
+		}
+		c.MetricsListen = addr
+	}
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Listen
 	}
@@ -112,3 +130,24 @@ func (c *serveConfig) validate() error {
 
 // usesSQLite reports whether the metadata lives in the data dir.
 func (c *serveConfig) usesSQLite() bool { return c.DatabaseURL == "" }
+
+// metricsAddr returns the --metrics-listen address, on 127.0.0.1 when it names only
+// a port: metrics say much about a server and should not reach the network unasked.
+func metricsAddr(a string) (string, error) {
+	if !strings.Contains(a, ":") {
+		a = ":" + a
+	}
+	host, port, err := net.SplitHostPort(a)
+	if err != nil || port == "" {
+		return "", fmt.Errorf("--metrics-listen: %q is not host:port or a port", a)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// accessLog returns the access log settings.
+func (c *serveConfig) accessLog() httpapi.AccessLogConfig {
+	return httpapi.AccessLogConfig{Mode: c.AccessLog, ReadsPerSecond: c.AccessLogReads}
+}

@@ -57,6 +57,9 @@ func newMigrateCmd() *cobra.Command {
 			if err := applyEnv(cmd.Flags()); err != nil {
 				return err
 			}
+			if err := c.validate(); err != nil {
+				return err
+			}
 			if c.usesSQLite() {
 				if err := os.MkdirAll(c.DataDir, 0o750); err != nil {
 					return err

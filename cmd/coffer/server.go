@@ -77,6 +77,10 @@ func openStores(ctx context.Context, c *serveConfig) (*stores, error) {
 		st.Close()
 		return nil, err
 	}
+	if err := st.cacheMeta(c); err != nil {
+		st.Close()
+		return nil, err
+	}
 	if err := st.openBlobs(ctx, c); err != nil {
 		st.Close()
 		return nil, err
@@ -84,6 +88,8 @@ func openStores(ctx context.Context, c *serveConfig) (*stores, error) {
 	return st, nil
 }
 
+// openMeta opens the metadata database and applies its migrations (all that
+// `coffer migrate` needs).
 func (st *stores) openMeta(ctx context.Context, c *serveConfig) error {
 	var err error
 	switch {
@@ -100,6 +106,12 @@ func (st *stores) openMeta(ctx context.Context, c *serveConfig) error {
 	if err := st.meta.(migrator).Migrate(ctx); err != nil {
 		return fmt.Errorf("migrations: %w", err)
 	}
+	return nil
+}
+
+// cacheMeta puts the call counter and the metadata cache over the opened database.
+func (st *stores) cacheMeta(c *serveConfig) error {
+	var err error
 	mcfg := cache.DefaultMetaConfig()
 	mcfg.Files, mcfg.TTL = c.MetaCacheFiles, c.MetaCacheTTL
 	st.db = meta.NewCounting(st.meta)
@@ -208,6 +220,9 @@ type server struct {
 	// has stopped.
 	webhooks     *webhook.Dispatcher
 	webhooksDone <-chan struct{}
+	// metricsHTTP serves /metrics on --metrics-listen (metricsLn); nil without it.
+	metricsHTTP *http.Server
+	metricsLn   net.Listener
 }
 
 func newServer(ctx context.Context, c *serveConfig, log *slog.Logger) (*server, error) {
@@ -267,8 +282,8 @@ func (s *server) build(ctx context.Context) error {
 		return err
 	}
 	hcfg := httpapi.DefaultConfig()
-	hcfg.PublicURL, hcfg.Version = c.PublicURL, version
-	hcfg.Metrics = metrics.New()
+	hcfg.PublicURL, hcfg.Version, hcfg.AccessLog = c.PublicURL, version, c.accessLog()
+	hcfg.Metrics, hcfg.MetricsToken, hcfg.MetricsElsewhere = metrics.New(), c.MetricsToken, c.MetricsListen != ""
 	pool := s.images.Pool()
 	hcfg.Metrics.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: svc.Content(), Variants: svc.Variants(),
 		Blobs: s.st.blobs, Bus: s.bus, Webhooks: &s.webhooks.Stats, Images: func() (int, int) { return pool.Queued(), pool.Busy() },
@@ -288,6 +303,12 @@ func (s *server) build(ctx context.Context) error {
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		Protocols:         httpapi.Protocols(c.H2C),
 	}
+	if c.MetricsListen != "" {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", metrics.RequireToken(c.MetricsToken, hcfg.Metrics.Handler()))
+		s.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	}
 	return nil
 }
 
@@ -298,6 +319,12 @@ func (s *server) listen() error {
 		return err
 	}
 	s.ln = httpapi.Listener(ln)
+	if s.metricsHTTP != nil {
+		if s.metricsLn, err = net.Listen("tcp", s.cfg.MetricsListen); err != nil {
+			s.ln.Close()
+			return fmt.Errorf("--metrics-listen: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -311,8 +338,12 @@ func (s *server) run(ctx context.Context) error {
 		s.bg.Go(func() { s.bus.Run(sweepCtx) })
 	}
 	s.webhooksDone = s.runWebhooks(sweepCtx)
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- s.http.Serve(s.ln) }()
+	if s.metricsHTTP != nil {
+		go func() { errc <- fmt.Errorf("metrics listener: %w", s.metricsHTTP.Serve(s.metricsLn)) }()
+	}
+	s.logSettings()
 	s.log.Info("coffer listening", "addr", s.ln.Addr().String(), "version", version,
 		"metadata", s.metaKind(), "blobs", s.blobKind())
 	select {
@@ -323,6 +354,9 @@ func (s *server) run(ctx context.Context) error {
 	s.log.Info("shutting down", "timeout", s.cfg.ShutdownTimeout.String())
 	sctx, cancelT := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancelT()
+	if s.metricsHTTP != nil {
+		_ = s.metricsHTTP.Close() // scrapes are short and need no draining
+	}
 	if err := s.http.Shutdown(sctx); err != nil {
 		s.log.Warn("shutdown timed out; closing remaining connections", "err", err)
 		s.http.Close()

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+
+	"github.com/coffer/coffer/auth"
+)
+
+// logSettings says at start what is on and what is off, so that a missing setting
+// shows in the first lines of the log rather than as a 401 or a 501 later.
+func (s *server) logSettings() {
+	c := s.cfg
+	if c.AdminSecret == "" && c.JWTSecret == "" {
+		s.log.Warn("no --admin-secret and no --jwt-secret: every request has the role " + c.UnauthorizedRole +
+			", and admin calls (buckets, rules, webhooks, ops) answer 401")
+	}
+	s.log.Info("settings", "auth", s.authModes(), "metadata", s.metaDesc(), "blobs", s.blobDesc(),
+		"images", s.imagesDesc(), "webhooks", fmt.Sprintf("on, %d deliveries at once", c.Webhooks.Workers),
+		"metrics", s.metricsDesc(), "access_log", s.accessLogDesc())
+}
+
+func (s *server) authModes() string {
+	c := s.cfg
+	var modes []string
+	if c.AdminSecret != "" {
+		modes = append(modes, "admin secret")
+	}
+	if c.JWTSecret != "" {
+		jwt := "jwt"
+		if j, err := auth.ParseJWTConfig(c.JWTSecret); err == nil && j.JWKURL != "" {
+			jwt += " (jwks " + j.JWKURL + ")"
+		} else if err == nil {
+			jwt += " (" + j.Type + ")"
+		}
+		modes = append(modes, jwt)
+	}
+	return strings.Join(append(modes, "anonymous as role "+c.UnauthorizedRole), ", ")
+}
+
+// metaDesc names the database without credentials.
+func (s *server) metaDesc() string {
+	if s.cfg.usesSQLite() {
+		return "sqlite " + filepath.Join(s.cfg.DataDir, "coffer.db")
+	}
+	if u, err := url.Parse(s.cfg.DatabaseURL); err == nil {
+		return "postgres " + u.Host + u.Path
+	}
+	return "postgres"
+}
+
+func (s *server) blobDesc() string {
+	if s.cfg.S3Endpoint != "" {
+		return "s3 " + strings.TrimRight(s.cfg.S3Endpoint, "/") + "/" + s.cfg.S3Bucket
+	}
+	return "disk " + filepath.Join(s.cfg.DataDir, "blobs")
+}
+
+func (s *server) imagesDesc() string {
+	if workerStarts(s.images) == nil {
+		return "off (transformations answer 501)"
+	}
+	return fmt.Sprintf("on, %d at once, %d queued at most", s.cfg.ImageWorkers, s.cfg.ImageQueue)
+}
+
+func (s *server) metricsDesc() string {
+	where, guard := "on the API port", "open to anyone"
+	if s.cfg.MetricsListen != "" {
+		where = "on " + s.cfg.MetricsListen
+	}
+	if s.cfg.MetricsToken != "" {
+		guard = "bearer token"
+	}
+	return "/metrics " + where + ", " + guard
+}
+
+func (s *server) accessLogDesc() string {
+	a := s.cfg.accessLog()
+	switch {
+	case a.Mode != "on":
+		return a.Mode
+	case a.ReadsPerSecond == 0:
+		return "on, every request"
+	}
+	return fmt.Sprintf("on, successful reads up to %d lines/s", a.ReadsPerSecond)
+}

@@ -1,0 +1,97 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/httpapi"
+	"github.com/coffer/coffer/imaging"
+)
+
+// With a metrics token, /metrics on the API port answers only with that bearer
+// token, even when JWTs are on (the token is not a JWT) or the admin secret is sent;
+// the API itself works as before.
+func TestMetricsToken(t *testing.T) {
+	e := newEnv(t, envOptions{jwtSecret: jwtConfig, metrics: httpapi.Config{MetricsToken: "scrape-me"}})
+	for _, c := range []struct {
+		hdr  []string
+		want int
+	}{
+		{nil, http.StatusUnauthorized},
+		{[]string{"Authorization", "Bearer wrong"}, http.StatusUnauthorized},
+		{[]string{"Authorization", "Basic scrape-me"}, http.StatusUnauthorized},
+		{[]string{"X-Hasura-Admin-Secret", adminSecret}, http.StatusUnauthorized},
+		{[]string{"Authorization", "Bearer " + token(t, "user", "alice")}, http.StatusUnauthorized},
+		{[]string{"Authorization", "Bearer scrape-me"}, http.StatusOK},
+	} {
+		resp := e.do("GET", "/metrics", nil, false, c.hdr...)
+		body := mustStatus(t, resp, c.want, nil)
+		if c.want == http.StatusOK && !strings.Contains(string(body), "coffer_http_request_duration_seconds") {
+			t.Errorf("metrics body: %.200s", body)
+		}
+	}
+	f := e.uploadOne("default", "a.txt", []byte("hello"))
+	mustStatus(t, e.do("GET", "/v1/files/"+f.ID, nil, true), http.StatusOK, nil)
+	mustError(t, e.do("GET", "/v1/files/"+f.ID, nil, false, "Authorization", "Bearer scrape-me"), http.StatusUnauthorized) // not a JWT
+}
+
+// With the metrics served on a listener of their own, the API port has no /metrics
+// (and still records every request for them).
+func TestMetricsElsewhere(t *testing.T) {
+	e := newEnv(t, envOptions{metrics: httpapi.Config{MetricsElsewhere: true}})
+	mustError(t, e.do("GET", "/metrics", nil, true), http.StatusNotFound)
+	mustError(t, e.do("GET", "/metrics", nil, false), http.StatusNotFound)
+}
+
+// lockedBuffer is a log destination that tests read while the server writes.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) count(s string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Count(b.buf.String(), s)
+}
+
+// A full image queue is load shedding: each refused transformation answers 503, but
+// the log gets one WARN for the burst rather than an ERROR per request. Other 503s
+// (an image worker that keeps failing) are still logged as errors.
+func TestImageQueueFullLogsOneWarning(t *testing.T) {
+	var logs lockedBuffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	e := newEnv(t, envOptions{engine: refusingEngine{imaging.ErrBusy}, log: log})
+	src := e.uploadOne("default", "p.jpg", photo(t, 64, 48))
+	for range 5 {
+		mustError(t, e.do("GET", "/v1/files/"+src.ID+"?w=10", nil, true), http.StatusServiceUnavailable)
+	}
+	if n := logs.count("level=ERROR"); n != 0 {
+		t.Errorf("%d ERROR lines for a full queue:\n%s", n, logs.buf.String())
+	}
+	if n := logs.count("level=WARN msg=\"image queue full"); n != 1 {
+		t.Errorf("%d warnings for 5 refusals in a burst, want 1:\n%s", n, logs.buf.String())
+	}
+
+	var logs2 lockedBuffer
+	failing := &imaging.RetryLater{Err: coffer.Errorf(coffer.EUNAVAILABLE, "the image worker did not start")}
+	e = newEnv(t, envOptions{engine: refusingEngine{failing}, log: slog.New(slog.NewTextHandler(&logs2, nil))})
+	src = e.uploadOne("default", "p.jpg", photo(t, 64, 48))
+	for range 3 {
+		mustError(t, e.do("GET", "/v1/files/"+src.ID+"?w=10", nil, true), http.StatusServiceUnavailable)
+	}
+	if n := logs2.count("level=ERROR msg=\"request failed\""); n != 3 {
+		t.Errorf("%d ERROR lines for 3 failures of the worker, want 3:\n%s", n, logs2.buf.String())
+	}
+}
