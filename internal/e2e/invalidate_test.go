@@ -90,11 +90,11 @@ func TestCrossNodeInvalidationE2E(t *testing.T) {
 				t.Fatalf("GET on B: %d", s)
 			}
 		}
-		if i%3 == 2 { // a permission change: reading is no longer allowed
+		if i%3 == 2 { // a permission change: reading is no longer allowed (no rules: 403)
 			if s := a.status("PUT", "/v1/rules", strings.NewReader(`{"rules":[]}`)); s >= 300 {
 				t.Fatalf("PUT /v1/rules: %d", s)
 			}
-			ruleChanges = append(ruleChanges, until(t, "rule change seen on B", func() bool { return b.status("GET", path, nil, asAlice...) == 404 }))
+			ruleChanges = append(ruleChanges, until(t, "rule change seen on B", func() bool { return b.status("GET", path, nil, asAlice...) == 403 }))
 			a.status("PUT", "/v1/rules", strings.NewReader(aliceRules))
 			until(t, "rules restored on B", func() bool { return b.status("GET", path, nil, asAlice...) == 200 })
 			continue
