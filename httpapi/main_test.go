@@ -49,6 +49,8 @@ type envOptions struct {
 	engine    imaging.Engine // or this one
 	webhooks  bool           // run a webhook dispatcher that may reach loopback
 	h2c       bool           // also serve HTTP/2 without TLS
+	clamd     string         // scan uploads with the clamd at this address
+	failOpen  bool           // store uploads unscanned when that clamd is unavailable
 }
 
 // newEnv starts the real handler over SQLite and disk blobs in a temp dir, on loopback.
@@ -99,6 +101,9 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 	}
 	if o.webhooks {
 		startWebhooks(t, svc, m)
+	}
+	if o.clamd != "" {
+		useClamd(t, svc, m, o.clamd, o.failOpen)
 	}
 	if o.rules != "" {
 		if err := svc.LoadRules(ctx, []byte(o.rules)); err != nil {

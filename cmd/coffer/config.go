@@ -47,6 +47,7 @@ type serveConfig struct {
 	GCHeapFloor      int64
 	H2C              bool
 	Webhooks         webhookConfig
+	ClamAV           clamavConfig
 }
 
 func (c *serveConfig) storeFlags(fs *pflag.FlagSet) {
@@ -88,6 +89,7 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.VariantCacheSize, "variant-cache-size", 64<<20, "bytes of transformed images kept in memory (they are also kept in the blob store); 0 disables the memory tier")
 	fs.IntVar(&c.VariantsPerFile, "variants-per-file", 20, "transformed variants kept in the blob store per file; more are kept in memory only")
 	c.Webhooks.flags(fs)
+	c.ClamAV.flags(fs)
 	fs.Int64Var(&c.GCHeapFloor, "gc-heap-floor", 16<<20, "bytes of heap the garbage collector lets grow before it runs while the live heap is small (GOGC raised up to 400; back to 100 as the live heap and goroutine stacks grow); 0 = Go's default (4 MB). Ignored when GOGC is set")
 	fs.DurationVar(&c.StaleUploadAfter, "stale-upload-after", 24*time.Hour, "an unfinished upload older than this is abandoned (PostgreSQL; with SQLite all are at start)")
 }

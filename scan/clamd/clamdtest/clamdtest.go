@@ -149,7 +149,6 @@ func FreeAddr(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-
 func waitReady(addr string) error {
 	cfg := clamd.DefaultConfig()
 	cfg.Addr, cfg.Timeout = addr, time.Second
