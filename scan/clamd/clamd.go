@@ -144,6 +144,8 @@ type stream struct {
 	conn    net.Conn
 	stop    func() bool
 	hdr     [4]byte
+	iov     [2][]byte     // header and data of the chunk being written (no allocation per write)
+	bufs    net.Buffers   // over iov
 	err     error         // sticky: the first failure, or scan.ErrVerdict
 	verdict *scan.Verdict // set once clamd answered
 	vErr    error         // the error clamd answered instead of a verdict
@@ -162,8 +164,11 @@ func (s *stream) Write(p []byte) (int, error) {
 		n := min(len(p), s.c.cfg.ChunkSize)
 		binary.BigEndian.PutUint32(s.hdr[:], uint32(n))
 		s.conn.SetWriteDeadline(time.Now().Add(s.c.cfg.Timeout))
-		bufs := net.Buffers{s.hdr[:], p[:n]}
-		if _, err := bufs.WriteTo(s.conn); err != nil {
+		s.iov[0], s.iov[1] = s.hdr[:], p[:n]
+		s.bufs = s.iov[:]
+		_, err := s.bufs.WriteTo(s.conn)
+		s.iov[1] = nil // do not keep the caller's buffer
+		if err != nil {
 			return written, s.failWrite(err)
 		}
 		written += n
