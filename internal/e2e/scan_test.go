@@ -69,11 +69,7 @@ func TestLargeUploadScanned(t *testing.T) {
 func uploadOnce(t *testing.T, size int64, env []string) (time.Duration, int64) {
 	p := start(t, append([]string{"COFFER_DATA_DIR=" + t.TempDir()}, env...)...)
 	defer p.stop()
-	resp, err := p.request(context.Background(), "PATCH", "/v1/buckets/default", strings.NewReader(`{"maxUploadFileSize":0}`))
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("unlimit bucket: %v %v", err, resp)
-	}
-	resp.Body.Close()
+	p.unlimitDefaultBucket()
 	t0 := time.Now()
 	f, err := p.uploadStream(context.Background(), "large.bin", newGen(size, 42))
 	if err != nil {
