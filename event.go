@@ -18,10 +18,13 @@ const (
 	FileMetadataUpdated EventType = "file.metadata_updated"
 	BucketCreated       EventType = "bucket.created"
 	BucketDeleted       EventType = "bucket.deleted"
+	// FileRejected: an upload or replace was refused because the virus scanner found
+	// something; the event carries the Rejection and no file (nothing was stored).
+	FileRejected EventType = "file.rejected"
 )
 
 // EventTypes lists every event type.
-var EventTypes = []EventType{FileCreated, FileReplaced, FileDeleted, FileMetadataUpdated, BucketCreated, BucketDeleted}
+var EventTypes = []EventType{FileCreated, FileReplaced, FileDeleted, FileMetadataUpdated, BucketCreated, BucketDeleted, FileRejected}
 
 // Valid reports whether t is a known event type.
 func (t EventType) Valid() bool {
@@ -47,7 +50,9 @@ type Event struct {
 	Before *File `json:"before,omitempty"`
 	// Bucket is the bucket of a bucket event.
 	Bucket *Bucket `json:"bucket,omitempty"`
-	Actor  Actor   `json:"actor"`
+	// Rejection is the refused upload of a file.rejected event.
+	Rejection *Rejection `json:"rejection,omitempty"`
+	Actor     Actor      `json:"actor"`
 }
 
 // Actor is who made a change: the role and user id of the request, or role "system"

@@ -137,6 +137,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /v1/ops/delete-broken-metadata", h.deleteBrokenMetadata)
 	m.HandleFunc("POST /v1/ops/list-not-uploaded", h.listNotUploaded)
 	m.HandleFunc("POST /v1/ops/sweep", h.sweep)
+	m.HandleFunc("GET /v1/ops/virus-rejections", h.listVirusRejections)
 }
 
 // routeMux registers handlers that record their route pattern for the middleware,

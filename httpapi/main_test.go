@@ -53,6 +53,8 @@ type envOptions struct {
 	log       *slog.Logger   // default: text to io.Discard
 	accessLog *httpapi.AccessLogConfig
 	metrics   httpapi.Config // its MetricsToken and MetricsElsewhere apply
+	clamd     string         // scan uploads with the clamd at this address
+	failOpen  bool           // store uploads unscanned when that clamd is unavailable
 }
 
 // newEnv starts the real handler over SQLite and disk blobs in a temp dir, on loopback.
@@ -106,6 +108,9 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 	}
 	if o.webhooks {
 		startWebhooks(t, svc, m)
+	}
+	if o.clamd != "" {
+		useClamd(t, svc, m, o.clamd, o.failOpen)
 	}
 	if o.rules != "" {
 		if err := svc.LoadRules(ctx, []byte(o.rules)); err != nil {

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/coffer/coffer"
@@ -67,4 +68,24 @@ func respondOps[T any](w http.ResponseWriter, r *http.Request, key string, items
 		items = []T{}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{key: items})
+}
+
+// listVirusRejections lists the uploads the virus scanner refused, newest first;
+// ?limit= 1..1000 (default 100).
+func (h *Handler) listVirusRejections(w http.ResponseWriter, r *http.Request) {
+	limit := 0
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 1000 {
+			writeError(w, r, coffer.Errorf(coffer.EINVALID, "limit must be an integer from 1 to 1000"))
+			return
+		}
+		limit = n
+	}
+	recs, err := h.svc.ListRejections(r.Context(), principal(r), limit)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"rejections": recs})
 }

@@ -2,6 +2,8 @@
 # Installs (if missing) and starts the real servers the test suites use, on 127.0.0.1:
 #   - PostgreSQL (Debian package), a private throwaway cluster
 #   - versitygw, an S3-compatible server built from the Go module proxy and cached
+#   - clamd (Debian's clamav-daemon) with a one-line signature database (EICAR), no
+#     freshclam and no download: it starts in well under a second
 # Source it: it exports COFFER_TEST_* variables and registers a cleanup trap.
 # Nothing here listens on anything but 127.0.0.1.
 
@@ -12,6 +14,14 @@ chmod 755 "$svc_dir"
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# wait_port PORT: wait up to 10 s for something to listen on 127.0.0.1:PORT.
+wait_port() {
+  for _ in $(seq 1 200); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    sleep 0.05
+  done
 }
 
 as_postgres() {
@@ -57,17 +67,41 @@ start_s3() {
   ROOT_ACCESS_KEY=coffertest ROOT_SECRET_KEY=coffertestsecret \
     "$versitygw" --port "127.0.0.1:$port" posix "$svc_dir/s3" >"$svc_dir/s3.log" 2>&1 &
   s3_pid=$!
-  for _ in $(seq 1 100); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then break; fi
-    sleep 0.1
-  done
+  wait_port "$port"
   export COFFER_TEST_S3_ENDPOINT="http://127.0.0.1:$port"
   export COFFER_TEST_S3_ACCESS_KEY=coffertest COFFER_TEST_S3_SECRET_KEY=coffertestsecret
   echo "test-services: versitygw (S3) on 127.0.0.1:$port"
 }
 
+ensure_clamd() {
+  if [ ! -x /usr/sbin/clamd ]; then
+    echo "test-services: installing clamav-daemon (apt)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clamav-daemon >/dev/null
+  fi
+}
+
+start_clamd() {
+  ensure_clamd
+  local port; port=$(free_port)
+  local run="$svc_dir/clamd"
+  mkdir -p "$run/db"
+  # The EICAR test file's MD5:size:name; clamd reports it as Eicar-Test-Signature.UNOFFICIAL.
+  echo '44d88612fea8a8f36de82e1278abb02f:68:Eicar-Test-Signature' >"$run/db/test.hdb"
+  # StreamMaxLength/MaxFileSize/MaxScanSize 2000M: a 1 GiB upload is read and scanned
+  # whole (clamd cannot scan files over 2 GiB - 1).
+  printf '%s\n' "DatabaseDirectory $run/db" "TCPAddr 127.0.0.1" "TCPSocket $port" "Foreground yes" \
+    "StreamMaxLength 2000M" "MaxFileSize 2000M" "MaxScanSize 2000M" \
+    "TemporaryDirectory $run" "LogFile $run/clamd.log" >"$run/clamd.conf"
+  /usr/sbin/clamd --config-file="$run/clamd.conf" >"$svc_dir/clamd.out" 2>&1 &
+  clamd_pid=$!
+  wait_port "$port"
+  export COFFER_TEST_CLAMD_ADDR="127.0.0.1:$port"
+  echo "test-services: clamd $(/usr/sbin/clamd --version | awk '{print $2}' | cut -d/ -f1) on 127.0.0.1:$port"
+}
+
 stop_services() {
   [ -n "${s3_pid:-}" ] && kill "$s3_pid" 2>/dev/null
+  [ -n "${clamd_pid:-}" ] && kill "$clamd_pid" 2>/dev/null && wait "$clamd_pid" 2>/dev/null
   [ -n "${pg_data:-}" ] && as_postgres "$pg_bin/pg_ctl" -D "$pg_data" -m immediate stop >/dev/null 2>&1
   rm -rf "$svc_dir"
 }
@@ -76,4 +110,5 @@ trap stop_services EXIT
 unset AWS_CA_BUNDLE
 start_postgres
 start_s3
+start_clamd
 export COFFER_TEST_REQUIRE_SERVICES=1

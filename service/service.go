@@ -76,6 +76,7 @@ type Service struct {
 	rulesStale atomic.Bool
 	rulesKick  chan struct{}
 	webhooks   *Webhooks // nil: webhook administration is off
+	scanning   *Scanning // nil: uploads are not scanned
 	crashes    *quarantine
 	shed       *shedLog
 }

@@ -197,7 +197,7 @@ func (u *Upload) AddContent(ctx context.Context, partName, declaredType string, 
 	if u.replaceID != "" && u.nContent == 1 {
 		return coffer.Errorf(coffer.EINVALID, "a replace takes exactly one file")
 	}
-	key, info, err := u.s.writeBlob(ctx, u.bucket, declaredType, r, size)
+	key, info, err := u.s.writeBlob(ctx, u.bucket, declaredType, r, size, u.origin(partName))
 	if err != nil {
 		return err
 	}
@@ -360,9 +360,10 @@ func (s *Service) abortBlob(ctx context.Context, key string) {
 	}
 }
 
-// writeBlob records an intent, then streams r into a new blob while counting, hashing
-// and enforcing the bucket's limits.
-func (s *Service) writeBlob(ctx context.Context, b *coffer.Bucket, declaredType string, r io.Reader, size int64) (string, *uploadItem, error) {
+// writeBlob records an intent, then streams r into a new blob while counting, hashing,
+// enforcing the bucket's limits and, with a virus scanner, teeing the bytes into a scan
+// whose verdict must be clean before the blob is kept.
+func (s *Service) writeBlob(ctx context.Context, b *coffer.Bucket, declaredType string, r io.Reader, size int64, o origin) (string, *uploadItem, error) {
 	br := bufio.NewReaderSize(r, 512)
 	head, _ := br.Peek(512)
 	mt := chooseType(declaredType, head)
@@ -372,15 +373,25 @@ func (s *Service) writeBlob(ctx context.Context, b *coffer.Bucket, declaredType 
 	if size >= 0 && b.MaxUploadFileSize > 0 && size > b.MaxUploadFileSize {
 		return "", nil, tooLarge(b)
 	}
+	tee, err := s.beginScan(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	defer tee.close()
 	key := newBlobKey()
 	if err := s.meta.BeginUpload(ctx, key, nil); err != nil {
 		return "", nil, err
 	}
 	lr := &limitReader{r: br, max: b.MaxUploadFileSize, bucket: b}
 	h := md5.New()
-	_, err := s.blobs.Put(ctx, key, io.TeeReader(lr, h), size)
+	_, err = s.blobs.Put(ctx, key, tee.wrap(io.TeeReader(lr, h)), size)
 	if err == nil && lr.n < b.MinUploadFileSize {
 		err = coffer.Errorf(coffer.EINVALID, "file is smaller than the bucket's minimum of %d bytes", b.MinUploadFileSize)
+	}
+	if err == nil || tee.failed() {
+		if verr := s.scanVerdict(ctx, tee, b, o, lr.n); verr != nil {
+			err = verr
+		}
 	}
 	if err != nil {
 		s.abortBlob(ctx, key)

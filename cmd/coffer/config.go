@@ -54,6 +54,7 @@ type serveConfig struct {
 	AccessLogReads   int
 	MetricsListen    string
 	MetricsToken     string
+	ClamAV           clamavConfig
 }
 
 func (c *serveConfig) storeFlags(fs *pflag.FlagSet) {
@@ -96,6 +97,7 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.VariantsPerFile, "variants-per-file", 20, "transformed variants kept in the blob store per file; more are kept in memory only")
 	c.Webhooks.flags(fs)
 	c.Compat.flags(fs)
+	c.ClamAV.flags(fs)
 	fs.Int64Var(&c.GCHeapFloor, "gc-heap-floor", 16<<20, "bytes of heap the garbage collector lets grow before it runs while the live heap is small (GOGC raised up to 400; back to 100 as the live heap and goroutine stacks grow); 0 = Go's default (4 MB). Ignored when GOGC is set")
 	hcfg := httpapi.DefaultConfig()
 	fs.StringVar(&c.AccessLog, "access-log", hcfg.AccessLog.Mode, "access log lines (INFO \"request\"): on = every error (status >= 400) and write, and successful GET/HEAD up to --access-log-reads-per-sec; errors = status >= 400 only; off")

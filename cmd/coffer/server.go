@@ -43,6 +43,8 @@ type stores struct {
 	lock  *os.File
 	// outbox is the database's webhook outbox (the uncached store).
 	outbox meta.Outbox
+	// rejections records uploads refused by the virus scanner (the uncached store).
+	rejections meta.Rejections
 }
 
 func (s *stores) Close() error {
@@ -102,6 +104,7 @@ func (st *stores) openMeta(ctx context.Context, c *serveConfig) error {
 		return fmt.Errorf("metadata store: %w", err)
 	}
 	st.outbox = st.meta.(meta.Outbox)
+	st.rejections = st.meta.(meta.Rejections)
 	type migrator interface{ Migrate(context.Context) error }
 	if err := st.meta.(migrator).Migrate(ctx); err != nil {
 		return fmt.Errorf("migrations: %w", err)
@@ -256,6 +259,9 @@ func (s *server) build(ctx context.Context) error {
 	svc.UseImages(s.images)
 	s.st.cache.OnRulesChanged(func() { _ = svc.ReloadRules(context.Background()) }) // a failure is logged and retried
 	if err := s.buildWebhooks(svc); err != nil {
+		return err
+	}
+	if err := s.buildScanning(ctx, svc); err != nil {
 		return err
 	}
 	if !c.usesSQLite() {

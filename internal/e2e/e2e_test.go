@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -93,11 +92,7 @@ func TestLargeUploadConstantMemory(t *testing.T) {
 	}
 	size := mb << 20
 	p := start(t, "COFFER_DATA_DIR="+t.TempDir())
-	resp, err := p.request(context.Background(), "PATCH", "/v1/buckets/default", strings.NewReader(`{"maxUploadFileSize":0}`))
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("unlimit bucket: %v %v", err, resp)
-	}
-	resp.Body.Close()
+	p.unlimitDefaultBucket()
 	t0 := time.Now()
 	f, err := p.uploadStream(context.Background(), "large.bin", newGen(size, 42))
 	if err != nil {

@@ -229,6 +229,16 @@ func (p *proc) uploadStream(ctx context.Context, name string, gen io.Reader) (fi
 	return out.ProcessedFiles[0], nil
 }
 
+// unlimitDefaultBucket lifts the default bucket's upload size limit.
+func (p *proc) unlimitDefaultBucket() {
+	p.t.Helper()
+	resp, err := p.request(context.Background(), "PATCH", "/v1/buckets/default", strings.NewReader(`{"maxUploadFileSize":0}`))
+	if err != nil || resp.StatusCode != 200 {
+		p.t.Fatalf("unlimit bucket: %v %v", err, resp)
+	}
+	resp.Body.Close()
+}
+
 // downloadMD5 streams a file and returns its quoted md5 and size.
 func (p *proc) downloadMD5(id string) (string, int64) {
 	p.t.Helper()
