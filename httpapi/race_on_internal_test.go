@@ -1,0 +1,7 @@
+//go:build race
+
+package httpapi
+
+// raceEnabled: the race detector instruments allocations, so allocation counts are
+// not the product's under -race.
+const raceEnabled = true
