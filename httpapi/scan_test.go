@@ -213,3 +213,20 @@ func TestVirusScanLargeAndLimit(t *testing.T) {
 		e.assertNothingStored(t, 1, 1)
 	}
 }
+
+// The Nhost JS SDK's order (file[] before bucket-id): the infected part is refused as
+// it arrives, before the bucket is named; nothing is stored. The record's bucket is
+// empty, as no bucket had been named yet.
+func TestVirusScanBeforeBucketID(t *testing.T) {
+	d := clamdtest.Start(t, clamdtest.Options{})
+	e := newEnv(t, envOptions{clamd: d.Addr})
+	body, ctype := multipartBody(part{field: "file[]", filename: "eicar.com", body: []byte(clamdtest.EICAR)},
+		part{field: "bucket-id", body: []byte("default")})
+	if msg := mustError(t, e.do("POST", "/v1/files", body, true, "Content-Type", ctype), http.StatusForbidden); msg != wantVirus {
+		t.Fatalf("message %q, want %q", msg, wantVirus)
+	}
+	e.assertNothingStored(t, 0, 0)
+	if recs := e.rejections(t); len(recs) != 1 || recs[0].Name != "eicar.com" || recs[0].BucketID != "" {
+		t.Fatalf("rejections %+v", recs)
+	}
+}
