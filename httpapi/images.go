@@ -53,9 +53,9 @@ func (h *Handler) serveVariantCached(w http.ResponseWriter, r *http.Request, p *
 	h.serveContent(w, r, &vf, b, cache.BytesReader(f.ID, v.Data))
 }
 
-// signedTransform returns the canonical transformation of a presign request as the
-// extra parameters to sign, nil if there is none.
-func signedTransform(r *http.Request) (url.Values, error) {
+// presignTransform returns the canonical transformation of a presign request, as the
+// parameters to append (unsigned) to the URL, nil if there is none.
+func presignTransform(r *http.Request) (url.Values, error) {
 	o, err := transformOptions(r)
 	if err != nil || o.IsZero() {
 		return nil, err

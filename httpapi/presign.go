@@ -35,7 +35,7 @@ func (h *Handler) presignURL(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, errPresignDisabled())
 		return
 	}
-	extra, err := signedTransform(r)
+	extra, err := presignTransform(r)
 	if err != nil {
 		writeError(w, r, err)
 		return

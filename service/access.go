@@ -172,15 +172,12 @@ func (s *Service) allowed(p *coffer.Principal, b *coffer.Bucket, f *coffer.File,
 	return nil, errNotAuthorized()
 }
 
-// denied is the refusal of an upload or listing: EFORBIDDEN, with or without
-// credentials, as hasura-storage answers.
-func denied() error { return errNotAuthorized() }
-
-// errNotAuthorized is hasura-storage's answer to a request its role may not make.
+// errNotAuthorized is hasura-storage's answer to a request its role may not make, with
+// or without credentials (uploads, listings, and the cases above).
 func errNotAuthorized() error { return coffer.Errorf(coffer.EFORBIDDEN, "you are not authorized") }
 
 // checkNew enforces a permission's check on the file as it will be stored.
-func checkNew(p *coffer.Principal, perm *access.Permission, f *coffer.File, a access.Action) error {
+func checkNew(p *coffer.Principal, perm *access.Permission, f *coffer.File) error {
 	if perm == nil || perm.Check.Match(f, p.Session) {
 		return nil
 	}

@@ -170,7 +170,7 @@ func (s *Service) UpdateFile(ctx context.Context, p *coffer.Principal, id string
 	}
 	projected := *old
 	u.Apply(&projected)
-	if err := checkNew(p, perm, &projected, access.Replace); err != nil {
+	if err := checkNew(p, perm, &projected); err != nil {
 		return nil, err
 	}
 	u.IfBlobKey = &old.BlobKey
@@ -190,7 +190,7 @@ func (s *Service) ListFiles(ctx context.Context, p *coffer.Principal, opt coffer
 	if !p.Admin && !b.Public {
 		perm := s.permission(p, b, access.Read)
 		if perm == nil {
-			return coffer.Page{}, denied()
+			return coffer.Page{}, errNotAuthorized()
 		}
 		opt.Filter, opt.Vars = perm.Filter, p.Session
 	}

@@ -64,7 +64,7 @@ func (s *Service) BeginUpload(ctx context.Context, p *coffer.Principal, bucketID
 	u := &Upload{s: s, p: p, bucket: b}
 	if !p.Admin {
 		if u.perm = s.permission(p, b, access.Upload); u.perm == nil {
-			return nil, denied()
+			return nil, errNotAuthorized()
 		}
 		u.bucket = capSize(b, u.perm.MaxSize)
 	}
@@ -111,7 +111,7 @@ func (s *Service) BeginUploadLater(ctx context.Context, p *coffer.Principal) (*U
 		allowed = true
 	}
 	if !allowed {
-		return nil, denied()
+		return nil, errNotAuthorized()
 	}
 	return u, nil
 }
@@ -134,7 +134,7 @@ func (u *Upload) SetBucket(ctx context.Context, bucketID string) error {
 	}
 	if !u.p.Admin {
 		if u.perm = u.s.permission(u.p, b, access.Upload); u.perm == nil {
-			return denied()
+			return errNotAuthorized()
 		}
 		b = capSize(b, u.perm.MaxSize)
 	}
@@ -156,7 +156,7 @@ func checkLimits(b *coffer.Bucket, mimeType string, size int64) error {
 		return tooLarge(b)
 	}
 	if size < b.MinUploadFileSize {
-		return coffer.Errorf(coffer.EINVALID, "file is smaller than the bucket's minimum of %d bytes", b.MinUploadFileSize)
+		return tooSmall(b)
 	}
 	return nil
 }
@@ -252,7 +252,7 @@ func (u *Upload) Commit(ctx context.Context) ([]*coffer.File, error) {
 		if err := applyPresets(u.p, u.perm, f); err != nil {
 			return nil, err
 		}
-		if err := checkNew(u.p, u.perm, f, access.Upload); err != nil {
+		if err := checkNew(u.p, u.perm, f); err != nil {
 			return nil, err
 		}
 		files[i] = f
@@ -321,7 +321,7 @@ func (u *Upload) commitReplace(ctx context.Context) (*coffer.File, error) {
 	}
 	projected := *u.old
 	upd.Apply(&projected)
-	if err := checkNew(u.p, u.perm, &projected, access.Replace); err != nil {
+	if err := checkNew(u.p, u.perm, &projected); err != nil {
 		return nil, err
 	}
 	before, after, err := u.s.meta.CommitUpload(coffer.WithActor(ctx, u.p), u.replaceID, it.blobKey, upd)
@@ -386,7 +386,7 @@ func (s *Service) writeBlob(ctx context.Context, b *coffer.Bucket, declaredType 
 	h := md5.New()
 	_, err = s.blobs.Put(ctx, key, tee.wrap(io.TeeReader(lr, h)), size)
 	if err == nil && lr.n < b.MinUploadFileSize {
-		err = coffer.Errorf(coffer.EINVALID, "file is smaller than the bucket's minimum of %d bytes", b.MinUploadFileSize)
+		err = tooSmall(b)
 	}
 	if err == nil || tee.failed() {
 		if verr := s.scanVerdict(ctx, tee, b, o, lr.n); verr != nil {
@@ -413,6 +413,10 @@ func quoteETag(h hash.Hash) string { return `"` + hex.EncodeToString(h.Sum(nil))
 
 func tooLarge(b *coffer.Bucket) error {
 	return coffer.Errorf(coffer.ETOOLARGE, "file is larger than the bucket's maximum of %d bytes", b.MaxUploadFileSize)
+}
+
+func tooSmall(b *coffer.Bucket) error {
+	return coffer.Errorf(coffer.EINVALID, "file is smaller than the bucket's minimum of %d bytes", b.MinUploadFileSize)
 }
 
 // limitReader fails once more than max bytes (max > 0) were read.
