@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
 	"net/http"
 
 	"github.com/coffer/coffer"
@@ -65,6 +67,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 // errorAnswer returns the status and client-safe message for err, logging internal
 // errors once.
 func errorAnswer(r *http.Request, err error) (int, string) {
+	if status, msg, ok := clientFault(r, err); ok {
+		return status, msg
+	}
 	status := StatusOf(err)
 	msg := coffer.ErrorMessage(err)
 	if status >= 500 && !errors.Is(err, imaging.ErrBusy) { // a full image queue is load shedding: the service warns, rate-limited
@@ -74,6 +79,29 @@ func errorAnswer(r *http.Request, err error) (int, string) {
 		}
 	}
 	return status, msg
+}
+
+// StatusClientClosed is the status logged and counted for a request whose client
+// left before its answer (nginx's 499 "client closed request"): not a server error.
+const StatusClientClosed = 499
+
+// clientFault recognises a request that failed because of its client's connection,
+// whatever error the work under it returned: the client closed it (499, logged at
+// debug) or stopped sending its body for longer than the read idle timeout (408).
+func clientFault(r *http.Request, err error) (int, string, bool) {
+	var bodyErr error
+	if st := state(r); st != nil {
+		bodyErr = st.body.err
+	}
+	var ne net.Error
+	switch {
+	case errors.As(bodyErr, &ne) && ne.Timeout():
+		return http.StatusRequestTimeout, "the request body stopped arriving; the server gave up waiting", true
+	case bodyErr != nil, r.Context().Err() != nil && errors.Is(err, context.Canceled):
+		logger(r).Debug("client closed request", "err", err, "body_err", bodyErr)
+		return StatusClientClosed, "client closed request", true
+	}
+	return 0, "", false
 }
 
 // writeUploadError answers a failed upload in hasura-storage's shape.

@@ -159,9 +159,12 @@ func TestStalledUploadCutOff(t *testing.T) {
 		"Content-Type: multipart/form-data; boundary=X\r\nContent-Length: 100000\r\n\r\n--X\r\n", adminSecret)
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 	start := time.Now()
-	_, err = io.ReadAll(conn) // whatever the server answers, it must close the connection
+	answer, err := io.ReadAll(conn) // the server answers 408 and closes the connection
 	if err != nil {
 		t.Fatalf("server kept the stalled connection open: %v after %v", err, time.Since(start))
+	}
+	if !bytes.HasPrefix(answer, []byte("HTTP/1.1 408 ")) {
+		t.Errorf("a stalled upload's answer: %.80q, want 408", answer)
 	}
 }
 

@@ -37,6 +37,8 @@ type env struct {
 	blobs *blob.Store
 	db    *meta.Counting // every metadata store call, under the cache
 	cache *cache.Meta
+	// blobDir is the disk blob store's directory.
+	blobDir string
 }
 
 // envOptions change the test server's setup.
@@ -149,7 +151,7 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 	srv.Start()
 	t.Cleanup(func() { srv.Close(); blobs.Close(); m.Close() })
 	tt, _ := t.(*testing.T)
-	return &env{t: tt, srv: srv, svc: svc, blobs: blobs, db: db, cache: mc}
+	return &env{t: tt, srv: srv, svc: svc, blobs: blobs, db: db, cache: mc, blobDir: filepath.Join(dir, "blobs")}
 }
 
 type part struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"io"
 	"log/slog"
 	"math"
@@ -253,6 +254,7 @@ type writerOnly struct{ io.Writer }
 type countingBody struct {
 	io.ReadCloser
 	n    int64
+	err  error // the first read error but EOF: the client left, or its body stalled
 	w    http.ResponseWriter
 	idle time.Duration
 }
@@ -263,6 +265,9 @@ func (c *countingBody) Read(p []byte) (int, error) {
 	}
 	n, err := c.ReadCloser.Read(p)
 	c.n += int64(n)
+	if err != nil && err != io.EOF && c.err == nil && !errors.Is(err, http.ErrBodyReadAfterClose) {
+		c.err = err
+	}
 	if err == io.EOF && c.idle > 0 { // a stalled body keeps its deadline, so the server's drain fails too
 		c.setReadDeadline(time.Time{})
 		c.idle = 0
