@@ -258,11 +258,19 @@ func (u *Upload) Commit(ctx context.Context) ([]*coffer.File, error) {
 		files[i] = f
 	}
 	if err := u.s.meta.CreateFiles(coffer.WithActor(ctx, u.p), files); err != nil {
+		if coffer.ErrorCode(err) == coffer.ECONFLICT && !u.p.Admin {
+			return nil, errIDTaken
+		}
 		return nil, err
 	}
 	u.done = true
 	return files, nil
 }
+
+// errIDTaken answers a user whose client-chosen id is taken. It is the same whoever
+// owns the file and whether the user may read it, and does not repeat the id: that the
+// id is in use is all it tells (GET of a file the user may not read stays a 404).
+var errIDTaken error = &coffer.Error{Code: coffer.ECONFLICT, Message: "the file id is not available; choose another or leave \"id\" out to get a new one"}
 
 func (u *Upload) newFile(it *uploadItem) (*coffer.File, error) {
 	id := coffer.NewFileID()
