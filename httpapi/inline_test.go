@@ -172,4 +172,9 @@ func TestContentDispositionStripsBidi(t *testing.T) {
 	if msg := mustError(t, resp, http.StatusBadRequest); !strings.Contains(msg, "U+202E RIGHT-TO-LEFT OVERRIDE") {
 		t.Errorf("rename message %q", msg)
 	}
+	md, _ = json.Marshal(map[string]string{"name": "x\uFEFF.txt"})
+	resp = e.upload(true, part{field: "file[]", filename: "x.txt", body: []byte("x")}, part{field: "metadata[]", body: md})
+	if msg := mustError(t, resp, http.StatusBadRequest); !strings.Contains(msg, "U+FEFF ZERO WIDTH NO-BREAK SPACE") {
+		t.Errorf("upload message %q", msg)
+	}
 }
