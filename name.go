@@ -14,8 +14,9 @@ const MaxNameBytes = 1024
 
 // CleanName validates an untrusted file name and returns it in NFC. Names are
 // slash-separated paths like "avatars/2024/me.png"; refused: empty, non-UTF-8, NUL and
-// other control characters, absolute paths, Windows drive or UNC paths, backslashes,
-// "." or ".." segments, empty segments, and names over MaxNameBytes.
+// other control characters, bidirectional controls and invisible characters (see
+// invisibleNames), absolute paths, Windows drive or UNC paths, backslashes, "." or ".."
+// segments, empty segments, and names over MaxNameBytes.
 func CleanName(s string) (string, error) {
 	if s == "" {
 		return "", Errorf(EINVALID, "file name is empty")
@@ -34,6 +35,9 @@ func CleanName(s string) (string, error) {
 		if r == '\\' {
 			return "", Errorf(EINVALID, "file name contains a backslash")
 		}
+	}
+	if err := checkInvisible(s); err != nil {
+		return "", err
 	}
 	if s[0] == '/' {
 		return "", Errorf(EINVALID, "file name must not be an absolute path")

@@ -1,6 +1,7 @@
 package coffer
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -32,8 +33,66 @@ func TestCleanName(t *testing.T) {
 	}
 }
 
+// TestNameRejectsBidiControls: names with bidirectional controls or invisible
+// characters are refused, naming the code point (issue 15, D11); joiners, variation
+// selectors and emoji tag sequences stay allowed.
+func TestNameRejectsBidiControls(t *testing.T) {
+	bad := map[string]string{
+		"invoice\u202Efdp.exe":               "U+202E RIGHT-TO-LEFT OVERRIDE",
+		"\uFEFFreport.pdf":                   "U+FEFF ZERO WIDTH NO-BREAK SPACE",
+		"x\U000E0041.txt":                    "U+E0041 TAG CHARACTER",
+		"\U0001F3F4\U000E0067\U000E0062.txt": "U+E0067 TAG CHARACTER", // a tag sequence without its cancel tag
+	}
+	required := []rune{0x061C, 0x200E, 0x200F, 0x202A, 0x202B, 0x202C, 0x202D, 0x202E, 0x2066, 0x2067, 0x2068, 0x2069,
+		0x200B, 0x2060, 0x2061, 0x2062, 0x2063, 0x2064, 0xFEFF, 0x180E, 0x115F, 0x1160, 0x3164, 0xFFA0, 0xFFF9, 0xFFFA, 0xFFFB}
+	for _, r := range required {
+		if invisibleNames[r] == "" {
+			t.Errorf("U+%04X is not refused", r)
+		}
+	}
+	for r, name := range invisibleNames {
+		bad["dir/a"+string(r)+"b.txt"] = fmt.Sprintf("U+%04X %s", r, name)
+	}
+	for in, want := range bad {
+		_, err := CleanName(in)
+		if ErrorCode(err) != EINVALID || !strings.Contains(ErrorMessage(err), want+", which is not allowed") {
+			t.Errorf("CleanName(%+q) = %v; want EINVALID naming %s", in, err, want)
+		}
+	}
+	good := []string{
+		"\u0645\u06CC\u200C\u062E\u0648\u0627\u0647\u0645.txt", // Persian with ZWNJ
+		"\U0001F468\u200D\U0001F469\u200D\U0001F467.png",       // family emoji (ZWJ)
+		"\u2764\uFE0F.txt", // variation selector
+		"\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F.png", // flag of Scotland
+		"\u05E9\u05DC\u05D5\u05DD.txt", // Hebrew
+	}
+	for _, in := range good {
+		if _, err := CleanName(in); err != nil {
+			t.Errorf("CleanName(%+q): %v", in, err)
+		}
+	}
+}
+
+// TestStripInvisible: names stored before the rule lose their invisible characters
+// when shown, and clean names come back unchanged.
+func TestStripInvisible(t *testing.T) {
+	cases := map[string]string{"invoice\u202Efdp.exe": "invoicefdp.exe", "\uFEFFa\u200Bb\U000E0041": "ab"}
+	for _, clean := range []string{"plain.txt", "\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F"} {
+		cases[clean] = clean
+	}
+	for in, want := range cases {
+		if got := StripInvisible(in); got != want {
+			t.Errorf("StripInvisible(%+q) = %+q, want %+q", in, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { StripInvisible("dir/caf\u00e9 name.txt") }); n != 0 {
+		t.Errorf("StripInvisible of a clean name allocates %v times", n)
+	}
+}
+
 func FuzzCleanName(f *testing.F) {
-	for _, s := range []string{"a.txt", "../x", "a/b/c", "/x", "C:x", "caf\u0065\u0301", "\x00", "a//b", "\xff"} {
+	for _, s := range []string{"a.txt", "../x", "a/b/c", "/x", "C:x", "caf\u0065\u0301", "\x00", "a//b", "\xff",
+		"evil\u202Egnp.exe", "\U0001F3F4\U000E0067\U000E0062\U000E0073\U000E0063\U000E0074\U000E007F.png", "a\U000E0041"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -54,6 +113,9 @@ func FuzzCleanName(f *testing.F) {
 			if seg == "" || seg == "." || seg == ".." {
 				t.Fatalf("accepted bad segment in %q", got)
 			}
+		}
+		if StripInvisible(got) != got {
+			t.Fatalf("accepted a name with an invisible character: %+q", got)
 		}
 		again, err := CleanName(got)
 		if err != nil || again != got {

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"errors"
 	"io"
-	"mime"
 	"net/http"
 	"net/url"
 	"os"
@@ -67,9 +66,12 @@ func (h *Handler) serveContent(w http.ResponseWriter, r *http.Request, f *coffer
 // with a deep stack that often makes the serving goroutine's stack grow again after
 // a GC shrank it).
 func fileHeaders(hd http.Header, r *http.Request, f *coffer.File, b *coffer.Bucket) time.Time {
-	vals := make([]string, 0, 8)
+	vals := make([]string, 0, 9)
 	set := func(k, v string) { vals = append(vals, v); hd[k] = vals[len(vals)-1 : len(vals) : len(vals)] }
 	set("Content-Type", f.MimeType)
+	if !coffer.PassiveType(f.MimeType) {
+		set("Content-Security-Policy", sandboxCSP)
+	}
 	set("Etag", f.ETag)
 	if b.CacheControl != "" { // hasura-storage mirrors it for CDNs (Fastly) in Surrogate-Control
 		set("Cache-Control", b.CacheControl)
@@ -155,29 +157,24 @@ func tooManyRanges(rng string, max int) bool {
 	return rng != "" && strings.Count(rng, ",") >= max
 }
 
-// activeTypes can run script when a browser renders them inline.
-var activeTypes = map[string]bool{
-	"text/html": true, "application/xhtml+xml": true, "image/svg+xml": true, "text/xml": true,
-	"application/xml": true, "text/javascript": true, "application/javascript": true,
-	"application/x-javascript": true, "application/ecmascript": true, "text/ecmascript": true,
-	"application/pdf": true, "application/x-shockwave-flash": true, "text/xsl": true,
-	"application/vnd.wap.xhtml+xml": true, "multipart/x-mixed-replace": true,
-}
+// sandboxCSP is the Content-Security-Policy of every file response whose type is not
+// passive (coffer.PassiveType): the document gets an opaque origin and runs no script,
+// plugin or form (sandbox), loads nothing (default-src 'none') but inline styles and
+// data: images, so HTML and SVG still display as they look. README: "Content types and
+// inline serving".
+const sandboxCSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 // contentDisposition serves script-capable types as attachments unless the bucket
-// allows inline display.
+// allows inline display. Bidirectional controls and invisible characters in names
+// stored before coffer refused them are left out (coffer.StripInvisible).
 func contentDisposition(f *coffer.File, b *coffer.Bucket) string {
-	mt := f.MimeType
-	if strings.ContainsRune(mt, ';') {
-		mt, _, _ = mime.ParseMediaType(mt)
-	}
 	kind := "inline"
-	if activeTypes[strings.ToLower(mt)] && !b.AllowInline {
+	if !b.AllowInline && coffer.ActiveType(f.MimeType) {
 		kind = "attachment"
 	}
 	// hasura-storage's form: the whole name, query-escaped, quoted (no allocation when
 	// nothing needs escaping).
-	return kind + `; filename="` + url.QueryEscape(f.Name) + `"`
+	return kind + `; filename="` + url.QueryEscape(coffer.StripInvisible(f.Name)) + `"`
 }
 
 // seekerOf returns the *os.File under a disk blob so ServeContent can sendfile.
