@@ -9,11 +9,14 @@ import (
 	"compress/zlib"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"image"
 	"image/color"
 	"image/gif"
 	"image/jpeg"
+	"os/exec"
+	"path/filepath"
 )
 
 // PNG writes a w×h greyscale PNG of zeros; rows limits how many rows the IDAT holds
@@ -106,4 +109,18 @@ func AnimatedGIF(w, h, frames int) []byte {
 		panic(err)
 	}
 	return b.Bytes()
+}
+
+// BuildImager builds cmd/coffer-imager into dir and returns its path, or "" (and no
+// error) when libvips is not installed (pkg-config vips), so tests can skip.
+func BuildImager(dir string) (string, error) {
+	if exec.Command("pkg-config", "--exists", "vips").Run() != nil {
+		return "", nil
+	}
+	path := filepath.Join(dir, "coffer-imager")
+	out, err := exec.Command("go", "build", "-o", path, "github.com/coffer/coffer/cmd/coffer-imager").CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("build coffer-imager: %v\n%s", err, out)
+	}
+	return path, nil
 }
