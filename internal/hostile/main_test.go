@@ -163,6 +163,7 @@ func (s *server) start(svc *service.Service, log *slog.Logger) {
 	s.t.Cleanup(srv.Close)
 	s.url, s.client = srv.URL, srv.Client()
 	s.client.Timeout = time.Minute
+	s.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse } // the server's answer, as it is
 }
 
 // countingLog discards records but counts the handler's recovered panics and the
