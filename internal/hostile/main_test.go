@@ -1,11 +1,13 @@
 package hostile
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -228,8 +230,10 @@ func (s *server) do(method, path string, body io.Reader, hdr ...string) answer {
 }
 
 // send sends req and reads the whole answer.
-func (s *server) send(req *http.Request) answer {
-	resp, err := s.client.Do(req)
+func (s *server) send(req *http.Request) answer { return readAnswer(s.client.Do(req)) }
+
+// readAnswer reads a response in full.
+func readAnswer(resp *http.Response, err error) answer {
 	if err != nil {
 		return answer{body: []byte(err.Error())}
 	}
@@ -249,4 +253,30 @@ func (s *server) mustStatus(want int, method, path string, body io.Reader, hdr .
 		s.t.Fatalf("%s %s: %d, want %d: %s", method, path, a.status, want, bytes.TrimSpace(a.body))
 	}
 	return a
+}
+
+// rawDo sends a body-less request as raw HTTP/1.1 on a new connection, so that
+// headers and the path may hold any byte a client library would refuse.
+func (s *server) rawDo(method, target string, hdr ...string) answer {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n", method, target, strings.TrimPrefix(s.url, "http://"))
+	for i := 0; i+1 < len(hdr); i += 2 {
+		fmt.Fprintf(&b, "%s: %s\r\n", hdr[i], hdr[i+1])
+	}
+	b.WriteString("\r\n")
+	return s.raw(method, b.String())
+}
+
+// raw writes req on a new connection and reads one answer to method.
+func (s *server) raw(method, req string) answer {
+	c, err := net.DialTimeout("tcp", strings.TrimPrefix(s.url, "http://"), 10*time.Second)
+	if err != nil {
+		return answer{body: []byte(err.Error())}
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Minute))
+	if _, err := io.WriteString(c, req); err != nil {
+		return answer{body: []byte(err.Error())}
+	}
+	return readAnswer(http.ReadResponse(bufio.NewReader(c), &http.Request{Method: method}))
 }
