@@ -4,14 +4,17 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -279,4 +282,55 @@ func (s *server) raw(method, req string) answer {
 		return answer{body: []byte(err.Error())}
 	}
 	return readAnswer(http.ReadResponse(bufio.NewReader(c), &http.Request{Method: method}))
+}
+
+// stored is what the server holds: blob objects, temp files and each bucket's files.
+type stored struct {
+	objects, temps int
+	files          map[string]int
+	orphans        string // list-orphans and list-not-uploaded answers
+}
+
+// stored counts what the server holds, as its admin and on disk.
+func (s *server) stored() stored {
+	s.t.Helper()
+	st := stored{files: map[string]int{}}
+	st.objects = countFiles(filepath.Join(s.data, "blobs", "objects"))
+	st.temps = countFiles(filepath.Join(s.data, "blobs", "tmp"))
+	for _, b := range []string{"default", "priv", "inline", "signed"} {
+		var page struct {
+			Files []fileJSON `json:"files"`
+		}
+		json.Unmarshal(s.mustStatus(http.StatusOK, "GET", "/v1/buckets/"+b+"/files?limit=1000", nil, s.admin()...).body, &page)
+		st.files[b] = len(page.Files)
+	}
+	for _, op := range []string{"list-orphans", "list-not-uploaded"} {
+		st.orphans += string(bytes.TrimSpace(s.mustStatus(http.StatusOK, "POST", "/v1/ops/"+op, nil, s.admin()...).body))
+	}
+	return st
+}
+
+// countFiles counts the regular files under dir.
+func countFiles(dir string) int {
+	n := 0
+	filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// unchanged waits (up to 10 s, for aborted requests to be cleaned up) until what the
+// server holds is before again, and says how it differs if it never is.
+func (s *server) unchanged(before stored) string {
+	s.t.Helper()
+	var now stored
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if now = s.stored(); reflect.DeepEqual(now, before) {
+			return ""
+		}
+	}
+	return fmt.Sprintf("the server holds %+v, before %+v", now, before)
 }

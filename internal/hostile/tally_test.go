@@ -36,6 +36,7 @@ type tally struct {
 	c       counts
 	panics0 int64
 	reports int
+	status  map[int]int // answers by status, logged to show what the probes met
 }
 
 // tally starts counting category name.
@@ -46,13 +47,17 @@ func (s *server) tally(name string) *tally {
 }
 
 // probe counts one request: its answer, and why it is wrong ("" = it is not).
-// Any 5xx or transport error counts as a 5xx.
+// Any 5xx but a 503 with Retry-After, or a transport error, counts as a 5xx.
 func (tl *tally) probe(what string, a answer, wrong string) {
 	tl.t.Helper()
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
 	tl.c.tried++
-	if a.status >= 500 || a.status == 0 {
+	if tl.status == nil {
+		tl.status = map[int]int{}
+	}
+	tl.status[a.status]++
+	if a.status == 0 || a.status >= 500 && (a.status != 503 || a.header.Get("Retry-After") == "") { // a 503 with Retry-After sheds load
 		tl.c.fivexx++
 		tl.report("%s: %d %s", what, a.status, bytes.TrimSpace(a.body))
 	}
@@ -83,6 +88,7 @@ func (tl *tally) done() {
 	if c.panics > 0 {
 		tl.t.Errorf("%s: the handler recovered %d panics", tl.name, c.panics)
 	}
+	tl.t.Logf("%s: answers by status %v", tl.name, tl.status)
 	tl.t.Log(c.line(tl.name))
 	fmt.Println(c.line(tl.name))
 	overall.Lock()
