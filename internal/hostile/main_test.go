@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -212,6 +211,9 @@ func token(user string) string {
 func (s *server) admin() []string { return []string{"X-Hasura-Admin-Secret", adminSecret} }
 func as(user string) []string     { return []string{"Authorization", "Bearer " + token(user)} }
 
+// gaveUp is the status of an answer the client stopped waiting for.
+const gaveUp = -1
+
 // answer is a response read in full; status 0 is a transport error (in body).
 type answer struct {
 	status int
@@ -272,10 +274,7 @@ func (s *server) rawDo(method, target string, hdr ...string) answer {
 
 // raw writes req on a new connection and reads one answer to method.
 func (s *server) raw(method, req string) answer {
-	c, err := net.DialTimeout("tcp", strings.TrimPrefix(s.url, "http://"), 10*time.Second)
-	if err != nil {
-		return answer{body: []byte(err.Error())}
-	}
+	c := s.dial()
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(time.Minute))
 	if _, err := io.WriteString(c, req); err != nil {
@@ -284,7 +283,8 @@ func (s *server) raw(method, req string) answer {
 	return readAnswer(http.ReadResponse(bufio.NewReader(c), &http.Request{Method: method}))
 }
 
-// stored is what the server holds: blob objects, temp files and each bucket's files.
+// stored is what the server holds: blob objects (image variants aside), temp files
+// and each bucket's files.
 type stored struct {
 	objects, temps int
 	files          map[string]int
@@ -295,7 +295,8 @@ type stored struct {
 func (s *server) stored() stored {
 	s.t.Helper()
 	st := stored{files: map[string]int{}}
-	st.objects = countFiles(filepath.Join(s.data, "blobs", "objects"))
+	objects := filepath.Join(s.data, "blobs", "objects")
+	st.objects = countFiles(objects) - countFiles(filepath.Join(objects, "v")) // variants come and go
 	st.temps = countFiles(filepath.Join(s.data, "blobs", "tmp"))
 	for _, b := range []string{"default", "priv", "inline", "signed"} {
 		var page struct {
