@@ -9,8 +9,10 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -27,6 +29,7 @@ import (
 	"github.com/coffer/coffer/imaging/remote"
 	"github.com/coffer/coffer/meta/sqlite"
 	"github.com/coffer/coffer/service"
+	"github.com/coffer/coffer/webhook"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -114,6 +117,8 @@ func newServer(t *testing.T) *server {
 		t.Fatal(err)
 	}
 	s.useImager(svc, log)
+	g := webhook.NewGuard(webhook.GuardConfig{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, noDNS{}, nil)
+	svc.SetWebhooks(service.Webhooks{Outbox: m, CheckURL: g.CheckURL}) // webhooks are stored, never sent
 	if err := svc.LoadRules(ctx, []byte(rules)); err != nil {
 		t.Fatal(err)
 	}
@@ -123,6 +128,13 @@ func newServer(t *testing.T) *server {
 		s.mustStatus(http.StatusCreated, "POST", "/v1/buckets", strings.NewReader(b), s.admin()...)
 	}
 	return s
+}
+
+// noDNS resolves nothing: the suite never asks the system resolver.
+type noDNS struct{}
+
+func (noDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	return nil, &net.DNSError{Err: "no such host (the suite resolves nothing)", Name: host, IsNotFound: true}
 }
 
 // useImager installs the real image worker (a child process), if it was built.
