@@ -5,10 +5,8 @@ package vips
 import (
 	"bufio"
 	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/imaging/imagingtest"
 )
 
 // bomb is one hostile source and the error code its transform must give ("" = it
@@ -36,74 +35,23 @@ type bomb struct {
 func bombCorpus(t testing.TB) []bomb {
 	jpg := encodeJPEG(gradient(16, 16, false, 4), 80)
 	return []bomb{
-		{"png-100000x100000", pngFile(100000, 100000, false, 2), coffer.ETOOLARGE},
-		{"jpeg-65000x65000", patchJPEGSize(t, jpg, 65000, 65000), coffer.ETOOLARGE},
-		{"gif-1000-frames", animatedGIF(1, 1, 1000), coffer.ETOOLARGE},
-		{"gif-screen-65535x65535", patchGIFScreen(animatedGIF(1, 1, 1), 65535, 65535), ""}, // libnsgif sizes by the frame
+		{"png-100000x100000", imagingtest.PNG(100000, 100000, false, 2), coffer.ETOOLARGE},
+		{"jpeg-65000x65000", mustPatch(t, jpg, 65000, 65000), coffer.ETOOLARGE},
+		{"gif-1000-frames", imagingtest.AnimatedGIF(1, 1, 1000), coffer.ETOOLARGE},
+		{"gif-screen-65535x65535", imagingtest.PatchGIFScreen(imagingtest.AnimatedGIF(1, 1, 1), 65535, 65535), ""}, // libnsgif sizes by the frame
 		{"webp-16383x16383", patchWebPSize(t, testSources(t).webp, 16383, 16383), coffer.ETOOLARGE},
 		{"svg-huge-viewbox", []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="1000000" height="1000000" viewBox="0 0 1000000 1000000"><rect width="100%" height="100%"/></svg>`), coffer.EUNSUPPORTED},
-		{"png-7000x7000-zeros", pngFile(7000, 7000, false, 0), ""},
-		{"png-7000x7000-zeros-interlaced", pngFile(7000, 7000, true, 0), ""},
+		{"png-7000x7000-zeros", imagingtest.PNG(7000, 7000, false, 0), ""},
+		{"png-7000x7000-zeros-interlaced", imagingtest.PNG(7000, 7000, true, 0), ""},
 	}
 }
 
-// pngFile writes a greyscale PNG of zeros; rows limits how many rows the IDAT holds
-// (0 = all), so that a bomb's declared size costs no time to build.
-func pngFile(w, h int, interlaced bool, rows int) []byte {
-	var idat bytes.Buffer
-	zw, _ := zlib.NewWriterLevel(&idat, zlib.BestSpeed)
-	passes := [][4]int{{0, 0, 8, 8}, {4, 0, 8, 8}, {0, 4, 4, 8}, {2, 0, 4, 4}, {0, 2, 2, 4}, {1, 0, 2, 2}, {0, 1, 1, 2}}
-	if !interlaced {
-		passes = [][4]int{{0, 0, 1, 1}}
+// mustPatch is imagingtest.PatchJPEGSize, failing t on a JPEG without SOF0.
+func mustPatch(t testing.TB, jpg []byte, w, h uint16) []byte {
+	out, err := imagingtest.PatchJPEGSize(jpg, w, h)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, p := range passes {
-		cols, n := (w-p[0]+p[2]-1)/p[2], (h-p[1]+p[3]-1)/p[3]
-		if rows > 0 {
-			n = min(n, rows)
-		}
-		row := make([]byte, 1+cols) // filter byte 0, then zeros
-		for range n {
-			zw.Write(row)
-		}
-	}
-	zw.Close()
-	ihdr := make([]byte, 13)
-	binary.BigEndian.PutUint32(ihdr[0:], uint32(w))
-	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
-	ihdr[8], ihdr[9] = 8, 0 // 8-bit greyscale
-	if interlaced {
-		ihdr[12] = 1
-	}
-	out := []byte("\x89PNG\r\n\x1a\n")
-	out = pngChunk(out, "IHDR", ihdr)
-	out = pngChunk(out, "IDAT", idat.Bytes())
-	return pngChunk(out, "IEND", nil)
-}
-
-func pngChunk(out []byte, typ string, data []byte) []byte {
-	out = binary.BigEndian.AppendUint32(out, uint32(len(data)))
-	body := append([]byte(typ), data...)
-	out = append(out, body...)
-	return binary.BigEndian.AppendUint32(out, crc32.ChecksumIEEE(body))
-}
-
-// patchJPEGSize rewrites the frame size in the SOF0 segment of a baseline JPEG.
-func patchJPEGSize(t testing.TB, jpg []byte, w, h uint16) []byte {
-	out := bytes.Clone(jpg)
-	i := bytes.Index(out, []byte{0xFF, 0xC0})
-	if i < 0 {
-		t.Fatal("no SOF0 marker")
-	}
-	binary.BigEndian.PutUint16(out[i+5:], h)
-	binary.BigEndian.PutUint16(out[i+7:], w)
-	return out
-}
-
-// patchGIFScreen rewrites the logical screen size of a GIF.
-func patchGIFScreen(g []byte, w, h uint16) []byte {
-	out := bytes.Clone(g)
-	binary.LittleEndian.PutUint16(out[6:], w)
-	binary.LittleEndian.PutUint16(out[8:], h)
 	return out
 }
 

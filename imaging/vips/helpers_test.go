@@ -8,7 +8,6 @@ import (
 	"encoding/binary"
 	"image"
 	"image/color"
-	"image/gif"
 	"image/jpeg"
 	"image/png"
 	"math/rand/v2"
@@ -60,21 +59,6 @@ func must(err error) {
 	if err != nil {
 		panic(err)
 	}
-}
-
-// animatedGIF returns a GIF of frames w×h frames.
-func animatedGIF(w, h, frames int) []byte {
-	g := &gif.GIF{}
-	pal := color.Palette{color.Black, color.White, color.RGBA{255, 0, 0, 255}}
-	for i := range frames {
-		f := image.NewPaletted(image.Rect(0, 0, w, h), pal)
-		f.SetColorIndex(i%w, 0, uint8(1+i%2))
-		g.Image = append(g.Image, f)
-		g.Delay = append(g.Delay, 1)
-	}
-	var b bytes.Buffer
-	must(gif.EncodeAll(&b, g))
-	return b.Bytes()
 }
 
 // withOrientation inserts an EXIF APP1 segment after the SOI marker of a JPEG, with

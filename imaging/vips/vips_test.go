@@ -15,6 +15,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/imaging/imagingtest"
 	govips "github.com/davidbyttow/govips/v2/vips"
 )
 
@@ -38,7 +39,7 @@ var makeSources = sync.OnceValues(func() (*sources, error) {
 	s := &sources{
 		jpg: encodeJPEG(gradient(400, 300, false, 1), 90),
 		png: encodePNG(gradient(400, 300, true, 2)),
-		gif: animatedGIF(40, 30, 5),
+		gif: imagingtest.AnimatedGIF(40, 30, 5),
 	}
 	gray := image.NewGray(image.Rect(0, 0, 400, 300))
 	deep := image.NewNRGBA64(image.Rect(0, 0, 400, 300))
