@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -73,12 +74,12 @@ func (h *Handler) replaceFile(w http.ResponseWriter, r *http.Request) {
 
 func readReplaceParts(r *http.Request, mr *multipart.Reader, up *service.Upload) error {
 	for {
-		part, err := mr.NextPart()
+		part, err := nextPart(mr)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
-			return coffer.Errorf(coffer.EINVALID, "malformed multipart body: %v", err)
+			return err
 		}
 		switch part.FormName() {
 		case "file", "file[]":
@@ -146,12 +147,20 @@ func (h *Handler) updateFileMetadata(w http.ResponseWriter, r *http.Request) {
 // decodeJSON reads a JSON body of at most 1 MiB into v, refusing unknown fields.
 func decodeJSON(r *http.Request, v any) error {
 	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	var raw json.RawMessage
+	if err := dec.Decode(&raw); err != nil {
 		return coffer.Errorf(coffer.EINVALID, "invalid JSON body: %v", err)
 	}
-	if dec.More() {
-		return coffer.Errorf(coffer.EINVALID, "invalid JSON body: trailing data")
+	if _, err := dec.Token(); err != io.EOF { // dec.More misses a stray ']' or '}'
+		return coffer.Errorf(coffer.EINVALID, "invalid JSON body: trailing data after the object")
+	}
+	if raw[0] != '{' {
+		return coffer.Errorf(coffer.EINVALID, "invalid JSON body: must be an object")
+	}
+	strict := json.NewDecoder(bytes.NewReader(raw))
+	strict.DisallowUnknownFields()
+	if err := strict.Decode(v); err != nil {
+		return coffer.Errorf(coffer.EINVALID, "invalid JSON body: %v", err)
 	}
 	return nil
 }

@@ -81,12 +81,12 @@ func (u *uploadState) begin() error {
 
 func (u *uploadState) readParts(mr *multipart.Reader) error {
 	for {
-		part, err := mr.NextPart()
+		part, err := nextPart(mr)
 		if errors.Is(err, io.EOF) {
 			return nil
 		}
 		if err != nil {
-			return coffer.Errorf(coffer.EINVALID, "malformed multipart body: %v", err)
+			return err
 		}
 		err = u.readPart(part)
 		part.Close()
@@ -94,6 +94,33 @@ func (u *uploadState) readParts(mr *multipart.Reader) error {
 			return err
 		}
 	}
+}
+
+// maxPartHeaderBytes bounds one part's headers (names and values together). Go's
+// multipart reader allows up to 10 MiB; a browser or SDK sends a few hundred bytes.
+const maxPartHeaderBytes = 16 << 10
+
+// nextPart returns the body's next part, io.EOF after the last, or EINVALID for a
+// malformed body or a part whose headers pass maxPartHeaderBytes.
+func nextPart(mr *multipart.Reader) (*multipart.Part, error) {
+	part, err := mr.NextPart()
+	if errors.Is(err, io.EOF) {
+		return nil, io.EOF
+	}
+	if err != nil {
+		return nil, coffer.Errorf(coffer.EINVALID, "malformed multipart body: %v", err)
+	}
+	n := 0
+	for k, vs := range part.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	if n > maxPartHeaderBytes {
+		part.Close()
+		return nil, coffer.Errorf(coffer.EINVALID, "malformed multipart body: a part's headers are longer than %d bytes", maxPartHeaderBytes)
+	}
+	return part, nil
 }
 
 func (u *uploadState) readPart(part *multipart.Part) error {
