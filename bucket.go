@@ -1,6 +1,9 @@
 package coffer
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // DefaultBucketID names the bucket that exists after first start.
 const DefaultBucketID = "default"
@@ -89,8 +92,11 @@ func (b *Bucket) Validate() error {
 		return Errorf(EINVALID, "minUploadFileSize must not exceed maxUploadFileSize")
 	case b.DownloadExpiration < 1 || b.DownloadExpiration > MaxDownloadExpiration:
 		return Errorf(EINVALID, "downloadExpiration must be between 1 and %d seconds", MaxDownloadExpiration)
-	case len(b.CacheControl) > 256:
-		return Errorf(EINVALID, "cacheControl is too long")
+	case len(b.CacheControl) > MaxCacheControl:
+		return Errorf(EINVALID, "cacheControl is longer than %d bytes", MaxCacheControl)
+	}
+	if err := checkCacheControl(b.CacheControl); err != nil {
+		return err
 	}
 	for _, m := range b.AllowedMimeTypes {
 		if !validMimePattern(m) {
@@ -98,6 +104,82 @@ func (b *Bucket) Validate() error {
 		}
 	}
 	return nil
+}
+
+// MaxCacheControl bounds a bucket's cacheControl.
+const MaxCacheControl = 256
+
+// checkCacheControl checks that v is empty or a Cache-Control field value (RFC 9111
+// §5.2): comma-separated directives token [ "=" ( token / quoted-string ) ], with
+// optional spaces or tabs around the commas, printable ASCII only. It is sent as is
+// in every download's Cache-Control and Surrogate-Control headers, so a control
+// character (CR, LF...) or a stray byte must never get in.
+func checkCacheControl(v string) error {
+	for i := 0; i < len(v); {
+		i = skipOWS(v, i)
+		n := tokenLen(v[i:])
+		if n == 0 {
+			return badCacheControl(v, i, "a directive name")
+		}
+		i += n
+		if i < len(v) && v[i] == '=' {
+			i++
+			if n = tokenLen(v[i:]); n == 0 {
+				n = quotedLen(v[i:])
+			}
+			if n == 0 {
+				return badCacheControl(v, i, "a token or a quoted string after '='")
+			}
+			i += n
+		}
+		if i = skipOWS(v, i); i < len(v) && (v[i] != ',' || i == len(v)-1) {
+			return badCacheControl(v, i, "',' and another directive")
+		}
+		i++
+	}
+	return nil
+}
+
+func badCacheControl(v string, at int, want string) error {
+	return Errorf(EINVALID, "cacheControl: %q is not a list of cache directives (like \"max-age=3600, public\"): expected %s at byte %d", v, want, at)
+}
+
+func skipOWS(v string, i int) int {
+	for i < len(v) && (v[i] == ' ' || v[i] == '\t') {
+		i++
+	}
+	return i
+}
+
+// tokenLen is the length of the RFC 9110 token at the start of s.
+func tokenLen(s string) int {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && !strings.ContainsRune("!#$%&'*+-.^_`|~", rune(c)) {
+			return i
+		}
+	}
+	return len(s)
+}
+
+// quotedLen is the length of the RFC 9110 quoted-string at the start of s (ASCII
+// only: obs-text is refused), 0 if there is none.
+func quotedLen(s string) int {
+	if s == "" || s[0] != '"' {
+		return 0
+	}
+	for i := 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"':
+			return i + 1
+		case c == '\\' && i+1 < len(s) && (s[i+1] == '\t' || s[i+1] >= ' ' && s[i+1] < 0x7f):
+			i++
+		case c != '\t' && (c < ' ' || c >= 0x7f):
+			return 0
+		}
+	}
+	return 0
 }
 
 func validMimePattern(m string) bool {

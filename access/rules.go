@@ -92,21 +92,16 @@ func matchBucket(patterns []string, bucket string) bool {
 }
 
 // Parse reads a rules document in YAML or JSON (JSON is YAML). Errors are EINVALID
-// and name the offending path, e.g. rules[1].read.filter.size._gt.
+// and name the offending path, e.g. rules[1].read.filter.size._gt. The document is
+// {rules: [...]} or a bare list; see topLevel for what is refused.
 func Parse(doc []byte) (*RuleSet, error) {
 	var raw any
 	if err := yaml.Unmarshal(doc, &raw); err != nil {
 		return nil, coffer.Errorf(coffer.EINVALID, "rules: not valid YAML or JSON: %v", err)
 	}
-	raw = normalize(raw)
-	if m, ok := raw.(map[string]any); ok {
-		if err := onlyKeys(m, "rules", "rules"); err != nil {
-			return nil, err
-		}
-		raw = m["rules"]
-	}
-	if raw == nil {
-		raw = []any{}
+	raw, err := topLevel(normalize(raw))
+	if err != nil {
+		return nil, err
 	}
 	list, ok := raw.([]any)
 	if !ok {
@@ -123,6 +118,28 @@ func Parse(doc []byte) (*RuleSet, error) {
 	out, _ := json.Marshal(map[string]any{"rules": list})
 	rs.doc = out
 	return rs, nil
+}
+
+// topLevel returns the list of rules of a document: {rules: [...]} or a bare list.
+// An empty document, null, a map without "rules" and "rules: null" are refused, so a
+// request that lost its body cannot delete every rule: clearing them takes an
+// explicit {"rules": []}.
+func topLevel(raw any) (any, error) {
+	if raw == nil {
+		return nil, invalid("rules", `missing: the document is empty or null (send {"rules": []} to remove every rule)`)
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return raw, nil
+	}
+	if err := onlyKeys(m, "rules", "rules"); err != nil {
+		return nil, err
+	}
+	list, ok := m["rules"]
+	if !ok || list == nil {
+		return nil, invalid("rules", `missing (send {"rules": []} to remove every rule)`)
+	}
+	return list, nil
 }
 
 func invalid(at, format string, args ...any) error {

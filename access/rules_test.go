@@ -101,6 +101,46 @@ func TestParseErrorsNamePath(t *testing.T) {
 	}
 }
 
+// TestParseRefusesEmptyDocuments (D5): a document that lost its rules (null, {}, an
+// empty body, rules: null) is refused naming "rules" instead of meaning "no rules";
+// clearing them takes an explicit empty list.
+func TestParseRefusesEmptyDocuments(t *testing.T) {
+	for _, doc := range []string{"null", "{}", "", " \n", "~", `{"rules": null}`, "rules:", "# nothing\n"} {
+		_, err := Parse([]byte(doc))
+		if coffer.ErrorCode(err) != coffer.EINVALID || !strings.HasPrefix(coffer.ErrorMessage(err), "rules: missing") {
+			t.Errorf("Parse(%q) = %v; want EINVALID \"rules: missing...\"", doc, err)
+		}
+	}
+	for _, doc := range []string{`{"rules": []}`, "rules: []", "[]"} {
+		rs, err := Parse([]byte(doc))
+		if err != nil || string(rs.Document()) != `{"rules":[]}` {
+			t.Errorf("Parse(%q) = %v, %v; want no rules", doc, rs, err)
+		}
+	}
+}
+
+// FuzzParse: Parse never panics, fails only with EINVALID, and what it accepts
+// round-trips: its Document parses to the same Document.
+func FuzzParse(f *testing.F) {
+	for _, doc := range []string{exampleRules, "null", "{}", `{"rules":[]}`, "[]", `{"rules":3}`, "rules:",
+		`rules: [{role: u, buckets: [b], read: {filter: {_and: [{}, {size: 1}]}}}]`} {
+		f.Add([]byte(doc))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		rs, err := Parse(doc)
+		if err != nil {
+			if coffer.ErrorCode(err) != coffer.EINVALID {
+				t.Fatalf("Parse(%q): %v, want EINVALID", doc, err)
+			}
+			return
+		}
+		again, err := Parse(rs.Document())
+		if err != nil || string(again.Document()) != string(rs.Document()) {
+			t.Fatalf("Parse(%q): document %s does not round-trip: %v", doc, rs.Document(), err)
+		}
+	})
+}
+
 func TestJSONRules(t *testing.T) {
 	rs, err := Parse([]byte(`{"rules":[{"role":"user","buckets":["b"],"select":{"filter":{"uploaded_by_user_id":{"_eq":"x-hasura-user-id"}}},"insert":{"presets":{"uploaded_by_user_id":"X-Hasura-User-Id"}}}]}`))
 	if err != nil {

@@ -46,16 +46,15 @@ func (h *Handler) getFile(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveContent sets coffer's headers and lets http.ServeContent do conditional
-// requests (RFC 9110 order), single and multiple ranges and sendfile for disk blobs.
+// requests (RFC 9110 order), single and multiple ranges and sendfile for disk blobs;
+// the Range header is first brought to coffer's rules (applyRange, ranges.go).
 func (h *Handler) serveContent(w http.ResponseWriter, r *http.Request, f *coffer.File, b *coffer.Bucket, content io.ReadSeeker) {
 	modtime := fileHeaders(w.Header(), r, f, b)
 	if r.Method != http.MethodHead {
 		extra := time.Duration(f.Size / h.cfg.MinWriteRate * int64(time.Second))
 		setWriteDeadline(w, r, time.Now().Add(h.cfg.WriteTimeout+extra))
 	}
-	if tooManyRanges(r.Header.Get("Range"), h.cfg.MaxRanges) {
-		r.Header.Del("Range")
-	}
+	applyRange(r, f.Size, h.cfg.MaxRanges)
 	http.ServeContent(&jsonErrors{ResponseWriter: w}, r, "", modtime, content)
 }
 
@@ -150,11 +149,6 @@ func appendPadded(b []byte, n, width int) []byte {
 		}
 	}
 	return strconv.AppendInt(b, int64(n), 10)
-}
-
-// tooManyRanges reports whether a Range header lists more than max ranges.
-func tooManyRanges(rng string, max int) bool {
-	return rng != "" && strings.Count(rng, ",") >= max
 }
 
 // sandboxCSP is the Content-Security-Policy of every file response whose type is not

@@ -24,9 +24,9 @@ type Config struct {
 	MaxRanges int    // Range headers with more ranges are ignored (whole file served)
 	Version   string
 	// Metrics, when set, records every request and is served at GET /metrics, unless
-	// MetricsElsewhere (another listener serves it). MetricsToken, when set, is
-	// required there as "Authorization: Bearer <token>" (the request is not
-	// authenticated as an API request).
+	// MetricsElsewhere (another listener serves it). On the API port it is served
+	// only to admins and, when MetricsToken is set, to "Authorization: Bearer
+	// <token>" (that request is not authenticated as an API request).
 	Metrics          *metrics.Metrics
 	MetricsElsewhere bool
 	MetricsToken     string
@@ -99,7 +99,7 @@ func (h *Handler) routes() {
 	m.HandleFunc("GET /v1/version", h.version)
 	m.HandleFunc("GET /v1/openapi.yaml", h.openapi)
 	if h.cfg.Metrics != nil && !h.cfg.MetricsElsewhere {
-		m.HandleFunc("GET /metrics", metrics.RequireToken(h.cfg.MetricsToken, h.cfg.Metrics.Handler()).ServeHTTP)
+		m.HandleFunc("GET /metrics", h.serveMetrics(h.cfg.Metrics.Handler()))
 	}
 
 	m.HandleFunc("POST /v1/files", h.uploadFiles)

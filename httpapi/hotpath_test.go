@@ -103,7 +103,7 @@ func TestMetricsEndpoint(t *testing.T) {
 	for range 3 {
 		mustStatus(t, e.do("GET", "/v1/files/"+id, nil, false, "Authorization", alice), http.StatusOK, nil)
 	}
-	resp := e.do("GET", "/metrics", nil, false)
+	resp := e.do("GET", "/metrics", nil, true)
 	body := string(mustStatus(t, resp, http.StatusOK, nil))
 	for _, want := range []string{
 		`coffer_http_request_duration_seconds_count{method="GET",route="GET /v1/files/{id}",status="200"} 3`,

@@ -18,6 +18,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/internal/timing"
+	"github.com/coffer/coffer/metrics"
 )
 
 // reqState is what the middleware knows about a request. It is the request's context
@@ -341,8 +342,8 @@ func (h *Handler) begin(w http.ResponseWriter, r *http.Request) (*reqState, *htt
 
 // authenticate sets st's principal, or answers the request with the error.
 func (h *Handler) authenticate(st *reqState, r *http.Request) bool {
-	if h.cfg.MetricsToken != "" && r.URL.Path == "/metrics" {
-		return true // its bearer token is the metrics token, not a JWT: its route checks it
+	if r.URL.Path == "/metrics" && metrics.TokenMatches(h.cfg.MetricsToken, r) {
+		return true // this bearer token is the metrics token, not a JWT: serveMetrics lets it in
 	}
 	authStart := time.Now()
 	p, err := h.authn.Principal(r)

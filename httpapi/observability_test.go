@@ -13,9 +13,39 @@ import (
 	"github.com/coffer/coffer/imaging"
 )
 
-// With a metrics token, /metrics on the API port answers only with that bearer
-// token, even when JWTs are on (the token is not a JWT) or the admin secret is sent;
-// the API itself works as before.
+// TestMetricsClosedByDefault (D7): /metrics on the API port answers 401 without
+// credentials and 403 to a user, with no metric in the body, and serves admins
+// (admin secret, admin JWT). Before the fix it answered 200 to anyone.
+func TestMetricsClosedByDefault(t *testing.T) {
+	e := newEnv(t, envOptions{jwtSecret: jwtConfig})
+	for _, c := range []struct {
+		hdr  []string
+		want int
+	}{
+		{nil, http.StatusUnauthorized},
+		{[]string{"Authorization", "Bearer " + token(t, "user", "alice")}, http.StatusForbidden},
+		{[]string{"Authorization", "Bearer not-a-jwt"}, http.StatusUnauthorized},
+		{[]string{"X-Hasura-Admin-Secret", "wrong"}, http.StatusUnauthorized},
+		{[]string{"X-Hasura-Admin-Secret", adminSecret}, http.StatusOK},
+		{[]string{"Authorization", "Bearer " + token(t, "admin", "root")}, http.StatusOK},
+	} {
+		checkMetricsAnswer(t, e, c.hdr, c.want)
+	}
+}
+
+// checkMetricsAnswer gets /metrics with hdr and wants status want: metrics for 200,
+// none in the body of an error.
+func checkMetricsAnswer(t *testing.T, e *env, hdr []string, want int) {
+	t.Helper()
+	body := string(mustStatus(t, e.do("GET", "/metrics", nil, false, hdr...), want, nil))
+	if has := strings.Contains(body, "coffer_http_request_duration_seconds"); has != (want == http.StatusOK) {
+		t.Errorf("%v: status %d, body %.200s", hdr, want, body)
+	}
+}
+
+// With a metrics token, /metrics on the API port answers that bearer token, even
+// when JWTs are on (the token is not a JWT), and admins; the API itself works as
+// before.
 func TestMetricsToken(t *testing.T) {
 	e := newEnv(t, envOptions{jwtSecret: jwtConfig, metrics: httpapi.Config{MetricsToken: "scrape-me"}})
 	for _, c := range []struct {
@@ -25,15 +55,11 @@ func TestMetricsToken(t *testing.T) {
 		{nil, http.StatusUnauthorized},
 		{[]string{"Authorization", "Bearer wrong"}, http.StatusUnauthorized},
 		{[]string{"Authorization", "Basic scrape-me"}, http.StatusUnauthorized},
-		{[]string{"X-Hasura-Admin-Secret", adminSecret}, http.StatusUnauthorized},
-		{[]string{"Authorization", "Bearer " + token(t, "user", "alice")}, http.StatusUnauthorized},
+		{[]string{"X-Hasura-Admin-Secret", adminSecret}, http.StatusOK},
+		{[]string{"Authorization", "Bearer " + token(t, "user", "alice")}, http.StatusForbidden},
 		{[]string{"Authorization", "Bearer scrape-me"}, http.StatusOK},
 	} {
-		resp := e.do("GET", "/metrics", nil, false, c.hdr...)
-		body := mustStatus(t, resp, c.want, nil)
-		if c.want == http.StatusOK && !strings.Contains(string(body), "coffer_http_request_duration_seconds") {
-			t.Errorf("metrics body: %.200s", body)
-		}
+		checkMetricsAnswer(t, e, c.hdr, c.want)
 	}
 	f := e.uploadOne("default", "a.txt", []byte("hello"))
 	mustStatus(t, e.do("GET", "/v1/files/"+f.ID, nil, true), http.StatusOK, nil)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/metrics"
 )
 
 func (h *Handler) listOrphans(w http.ResponseWriter, r *http.Request) {
@@ -88,4 +89,27 @@ func (h *Handler) listVirusRejections(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"rejections": recs})
+}
+
+// serveMetrics returns the handler of GET /metrics on the API port, which is closed
+// by default: it serves mh to the --metrics-token's bearer and to admins (the admin
+// secret, or an admin JWT); requests without credentials get 401 and other
+// principals 403, with no metric in either body. A --metrics-listen listener is
+// served elsewhere, open unless it has a token.
+func (h *Handler) serveMetrics(mh http.Handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if metrics.TokenMatches(h.cfg.MetricsToken, r) {
+			mh.ServeHTTP(w, r)
+			return
+		}
+		switch p := principal(r); {
+		case p == nil || p.Anonymous:
+			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
+			writeError(w, r, coffer.Errorf(coffer.EUNAUTHORIZED, "/metrics needs the admin secret or Authorization: Bearer <the --metrics-token>"))
+		case !p.Admin:
+			writeError(w, r, coffer.Errorf(coffer.EFORBIDDEN, "/metrics is for admins and the --metrics-token"))
+		default:
+			mh.ServeHTTP(w, r)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -19,10 +20,33 @@ import (
 	"github.com/coffer/coffer/webhook"
 )
 
+// stubResolver answers the webhook guard's lookups from a table, and NXDOMAIN for
+// any other name: tests never ask the system resolver.
+type stubResolver map[string][]netip.Addr
+
+func (s stubResolver) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
+	if a, ok := s[host]; ok {
+		return a, nil
+	}
+	if host == "timeout.test" {
+		return nil, &net.DNSError{Err: "i/o timeout (stub)", Name: host, IsTimeout: true}
+	}
+	return nil, &net.DNSError{Err: "no such host (stub)", Name: host, IsNotFound: true}
+}
+
+// testResolver is the env's webhook resolver: hooks.test is loopback (allowed in
+// tests), private.test a private address, metadata.google.internal the metadata
+// service's address, as a cloud's DNS answers.
+var testResolver = stubResolver{
+	"hooks.test":               {netip.MustParseAddr("127.0.0.1")},
+	"private.test":             {netip.MustParseAddr("10.0.0.5")},
+	"metadata.google.internal": {netip.MustParseAddr("169.254.169.254")},
+}
+
 // startWebhooks runs a dispatcher over the env's store; only 127.0.0.0/8 is allowed
 // besides public addresses (the test receivers listen there).
 func startWebhooks(t testing.TB, svc *service.Service, m *sqlite.Store) {
-	g := webhook.NewGuard(webhook.GuardConfig{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, nil, nil)
+	g := webhook.NewGuard(webhook.GuardConfig{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, testResolver, nil)
 	cfg := webhook.DefaultConfig()
 	cfg.BackoffBase, cfg.BackoffMax, cfg.Poll = 5*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond
 	d, err := webhook.New(cfg, m, g.Client(2*time.Second), nil)
@@ -30,7 +54,7 @@ func startWebhooks(t testing.TB, svc *service.Service, m *sqlite.Store) {
 		t.Fatal(err)
 	}
 	m.OnEvent(d.Wake)
-	svc.SetWebhooks(service.Webhooks{Outbox: m, CheckURL: g.CheckURL})
+	svc.SetWebhooks(service.Webhooks{Outbox: m, CheckURL: g.CheckTarget})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { d.Run(ctx); close(done) }()
@@ -80,6 +104,36 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		if time.Now().After(end) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
+	}
+}
+
+// TestWebhookTargetNames (D9): a target whose host does not resolve is 400, one
+// that cannot be resolved now 503, one resolving to a refused address 403, and a
+// cloud metadata service's name 403 whatever it resolves to; a name resolving to an
+// allowed address is accepted. Before the fix the first two and the metadata
+// names answered 201 (names were not resolved at creation).
+func TestWebhookTargetNames(t *testing.T) {
+	e := newEnv(t, envOptions{webhooks: true})
+	for url, want := range map[string]int{
+		"http://127.0.0.1.nip.io/":             http.StatusBadRequest, // not in the stub: NXDOMAIN
+		"http://nowhere.test/":                 http.StatusBadRequest,
+		"http://timeout.test/":                 http.StatusServiceUnavailable,
+		"http://private.test/":                 http.StatusForbidden,
+		"http://metadata.google.internal/x":    http.StatusForbidden,
+		"http://METADATA.GOOGLE.INTERNAL./x":   http.StatusForbidden,
+		"http://metadata/computeMetadata/v1/":  http.StatusForbidden,
+		"http://metadata.goog/":                http.StatusForbidden,
+		"http://instance-data/latest":          http.StatusForbidden,
+		"http://instance-data.ec2.internal/":   http.StatusForbidden,
+		"https://metadata.tencentyun.com/meta": http.StatusForbidden,
+		"http://hooks.test:8080/in":            http.StatusCreated,
+	} {
+		body := strings.NewReader(`{"url":"` + url + `"}`)
+		if want == http.StatusCreated {
+			mustStatus(t, e.do("POST", "/v1/webhooks", body, true), want, nil)
+			continue
+		}
+		mustError(t, e.do("POST", "/v1/webhooks", body, true), want)
 	}
 }
 

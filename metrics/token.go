@@ -13,15 +13,24 @@ func RequireToken(token string, h http.Handler) http.Handler {
 	if token == "" {
 		return h
 	}
-	want := sha256.Sum256([]byte(token))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-		sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
-		if !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare(sum[:], want[:]) != 1 {
+		if !TokenMatches(token, r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="metrics"`)
 			http.Error(w, "/metrics needs Authorization: Bearer <the --metrics-token>", http.StatusUnauthorized)
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// TokenMatches reports whether r carries "Authorization: Bearer <token>" (compared
+// in constant time); never for an empty token.
+func TokenMatches(token string, r *http.Request) bool {
+	if token == "" {
+		return false
+	}
+	want := sha256.Sum256([]byte(token))
+	scheme, got, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	sum := sha256.Sum256([]byte(strings.TrimSpace(got)))
+	return strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare(sum[:], want[:]) == 1
 }

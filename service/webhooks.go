@@ -11,10 +11,11 @@ import (
 )
 
 // Webhooks is what webhook administration needs: the outbox of the metadata database
-// and the check of a target URL against the network policy (the webhook guard).
+// and the check of a target URL against the network policy (the webhook guard's
+// CheckTarget, which also resolves the host).
 type Webhooks struct {
 	Outbox   meta.Outbox
-	CheckURL func(raw string) error
+	CheckURL func(ctx context.Context, raw string) error
 }
 
 // SetWebhooks enables webhook administration. Without it, the routes answer 501.
@@ -31,7 +32,8 @@ func (s *Service) outbox(p *coffer.Principal) (meta.Outbox, error) {
 }
 
 // CreateSubscription stores a subscription (admin). The URL is checked against the
-// network policy now (and again at every delivery, when it is resolved). An empty
+// network policy now, its host resolved (a name that does not resolve is refused),
+// and again at every delivery. An empty
 // Secret is replaced by a random one; the result is the only place it is shown.
 func (s *Service) CreateSubscription(ctx context.Context, p *coffer.Principal, sub coffer.Subscription) (*coffer.Subscription, error) {
 	o, err := s.outbox(p)
@@ -47,7 +49,7 @@ func (s *Service) CreateSubscription(ctx context.Context, p *coffer.Principal, s
 	if err := sub.Validate(); err != nil {
 		return nil, err
 	}
-	if err := s.webhooks.CheckURL(sub.URL); err != nil {
+	if err := s.webhooks.CheckURL(ctx, sub.URL); err != nil {
 		return nil, err
 	}
 	sub.ID = coffer.NewFileID()

@@ -136,6 +136,9 @@ func (g *Guard) resolve(ctx context.Context, network, host string) ([]netip.Addr
 	if host == "" || endsInNumber(host) {
 		return nil, forbiddenHost("host %q is not a canonical IP address or a name", host)
 	}
+	if err := refuseMetadataHost(host); err != nil {
+		return nil, err
+	}
 	ips, err := g.resolver.LookupNetIP(ctx, lookupNetwork(network), host)
 	if err != nil {
 		return nil, fmt.Errorf("webhook: look up %s: %w", host, err)

@@ -26,7 +26,8 @@ var specialRanges = []specialRange{
 	{netip.MustParsePrefix("169.254.0.0/16"), "link-local"},
 	{netip.MustParsePrefix("100.100.100.200/32"), "cloud metadata"}, // Alibaba Cloud
 	{netip.MustParsePrefix("100.64.0.0/10"), "shared (carrier-grade NAT)"},
-	{netip.MustParsePrefix("192.0.0.192/32"), "cloud metadata"}, // Oracle Cloud
+	{netip.MustParsePrefix("192.0.0.192/32"), "cloud metadata"},   // Oracle Cloud
+	{netip.MustParsePrefix("168.63.129.16/32"), "cloud platform"}, // Azure WireServer (agent, DNS, health probes)
 	{netip.MustParsePrefix("192.0.0.0/24"), "IETF protocol assignment"},
 	{netip.MustParsePrefix("192.0.2.0/24"), "documentation"},
 	{netip.MustParsePrefix("192.88.99.0/24"), "reserved (6to4 relay anycast)"},

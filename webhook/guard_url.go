@@ -20,11 +20,11 @@ const maxHostLength = 253
 // https, no host, userinfo, port outside 1..65535, too long, a host that is
 // neither an IP literal nor an ASCII host name) and EFORBIDDEN for a refused
 // target: an IP literal CheckAddr refuses, "localhost" or a name under
-// .localhost, or an IPv4 address in any non-canonical numeric form
+// .localhost, a cloud metadata service's name (metadataHosts), or an IPv4 address in any non-canonical numeric form
 // (2130706433, 0177.0.0.1, 0x7f.1, 127.1: only filter dodging uses them, and
 // resolvers such as glibc's inet_aton turn them into addresses).
-// Host names are not resolved here: DialContext checks what they resolve to
-// at every delivery.
+// Host names are not resolved here (CheckTarget does): DialContext checks what
+// they resolve to at every delivery.
 func (g *Guard) CheckURL(raw string) error {
 	u, err := parseTarget(raw)
 	if err != nil {
@@ -104,7 +104,7 @@ func (g *Guard) checkHost(u *url.URL) error {
 	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
 		return forbiddenHost("localhost")
 	}
-	return nil
+	return refuseMetadataHost(host)
 }
 
 // checkNumericHost refuses a host that parses as a number: canonical dotted

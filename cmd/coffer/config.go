@@ -103,7 +103,7 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.AccessLog, "access-log", hcfg.AccessLog.Mode, "access log lines (INFO \"request\"): on = every error (status >= 400) and write, and successful GET/HEAD up to --access-log-reads-per-sec; errors = status >= 400 only; off")
 	fs.IntVar(&c.AccessLogReads, "access-log-reads-per-sec", hcfg.AccessLog.ReadsPerSecond, "with --access-log on: successful GET/HEAD lines per second at most; the next line logged counts those left out (\"skipped\"); 0 = log every request")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", "", "serve /metrics on this address instead of the API port (a port alone, like :9090, binds 127.0.0.1)")
-	fs.StringVar(&c.MetricsToken, "metrics-token", "", "bearer token /metrics requires (Authorization: Bearer <token>), on the API port or --metrics-listen")
+	fs.StringVar(&c.MetricsToken, "metrics-token", "", "bearer token that may read /metrics (Authorization: Bearer <token>): on the API port besides admins, on --metrics-listen the only way in")
 	fs.DurationVar(&c.StaleUploadAfter, "stale-upload-after", 24*time.Hour, "an unfinished upload older than this is abandoned (PostgreSQL; with SQLite all are at start)")
 }
 

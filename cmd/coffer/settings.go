@@ -65,15 +65,20 @@ func (s *server) imagesDesc() string {
 	return fmt.Sprintf("on, %d at once, %d queued at most", s.cfg.ImageWorkers, s.cfg.ImageQueue)
 }
 
+// metricsDesc says where /metrics is served and to whom: on the API port, admins
+// (and the token's bearer); on --metrics-listen, anyone who reaches it unless a
+// token is set.
 func (s *server) metricsDesc() string {
-	where, guard := "on the API port", "open to anyone"
-	if s.cfg.MetricsListen != "" {
-		where = "on " + s.cfg.MetricsListen
+	c := s.cfg
+	switch {
+	case c.MetricsListen != "" && c.MetricsToken != "":
+		return "/metrics on " + c.MetricsListen + ", bearer token"
+	case c.MetricsListen != "":
+		return "/metrics on " + c.MetricsListen + ", open to anyone who reaches it"
+	case c.MetricsToken != "":
+		return "/metrics on the API port, admins and bearer token"
 	}
-	if s.cfg.MetricsToken != "" {
-		guard = "bearer token"
-	}
-	return "/metrics " + where + ", " + guard
+	return "/metrics on the API port, admins only"
 }
 
 func (s *server) accessLogDesc() string {

@@ -49,7 +49,7 @@ func TestLogSettings(t *testing.T) {
 	}
 	for _, want := range []string{`auth="anonymous as role public"`, "metadata=\"sqlite ", "blobs=\"disk ",
 		`images="off (transformations answer 501)"`, `webhooks="on, 8 deliveries at once"`,
-		`metrics="/metrics on the API port, open to anyone"`, `access_log="on, successful reads up to 100 lines/s"`} {
+		`metrics="/metrics on the API port, admins only"`, `access_log="on, successful reads up to 100 lines/s"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("settings line lacks %s:\n%s", want, out)
 		}

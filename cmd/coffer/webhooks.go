@@ -58,7 +58,7 @@ func (s *server) buildWebhooks(svc *service.Service) error {
 		return err
 	}
 	s.st.outbox.OnEvent(d.Wake)
-	svc.SetWebhooks(service.Webhooks{Outbox: s.st.outbox, CheckURL: guard.CheckURL})
+	svc.SetWebhooks(service.Webhooks{Outbox: s.st.outbox, CheckURL: guard.CheckTarget})
 	s.webhooks = d
 	return nil
 }
