@@ -1,8 +1,10 @@
 package access
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path"
 	"strings"
 
@@ -95,11 +97,11 @@ func matchBucket(patterns []string, bucket string) bool {
 // and name the offending path, e.g. rules[1].read.filter.size._gt. The document is
 // {rules: [...]} or a bare list; see topLevel for what is refused.
 func Parse(doc []byte) (*RuleSet, error) {
-	var raw any
-	if err := yaml.Unmarshal(doc, &raw); err != nil {
-		return nil, coffer.Errorf(coffer.EINVALID, "rules: not valid YAML or JSON: %v", err)
+	raw, err := oneDocument(doc)
+	if err != nil {
+		return nil, err
 	}
-	raw, err := topLevel(normalize(raw))
+	raw, err = topLevel(normalize(raw))
 	if err != nil {
 		return nil, err
 	}
@@ -118,6 +120,21 @@ func Parse(doc []byte) (*RuleSet, error) {
 	out, _ := json.Marshal(map[string]any{"rules": list})
 	rs.doc = out
 	return rs, nil
+}
+
+// oneDocument decodes doc, which must hold one YAML or JSON document and nothing
+// after it: yaml.Unmarshal alone reads the first of `{...}{...}` or `{...}]` and
+// ignores the rest. An empty doc decodes to nil.
+func oneDocument(doc []byte) (any, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(doc))
+	var raw, extra any
+	if err := dec.Decode(&raw); err != nil && err != io.EOF {
+		return nil, coffer.Errorf(coffer.EINVALID, "rules: not valid YAML or JSON: %v", err)
+	}
+	if err := dec.Decode(&extra); err != io.EOF {
+		return nil, coffer.Errorf(coffer.EINVALID, "rules: not valid YAML or JSON: more than one document, or data after the document")
+	}
+	return raw, nil
 }
 
 // topLevel returns the list of rules of a document: {rules: [...]} or a bare list.

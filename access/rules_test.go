@@ -119,6 +119,19 @@ func TestParseRefusesEmptyDocuments(t *testing.T) {
 	}
 }
 
+// A document followed by anything but white space or comments is refused: the first
+// of two documents used to replace the rules.
+func TestParseRefusesTrailingData(t *testing.T) {
+	for _, doc := range []string{`{"rules": []}{"rules": []}`, `{"rules": []}]`, `{"rules": []}}`, "rules: []\n---\nrules: []\n"} {
+		if _, err := Parse([]byte(doc)); coffer.ErrorCode(err) != coffer.EINVALID {
+			t.Errorf("Parse(%q) = %v; want EINVALID", doc, err)
+		}
+	}
+	if _, err := Parse([]byte("---\nrules: []\n# end\n")); err != nil {
+		t.Errorf("one document with a start marker and a comment: %v", err)
+	}
+}
+
 // FuzzParse: Parse never panics, fails only with EINVALID, and what it accepts
 // round-trips: its Document parses to the same Document.
 func FuzzParse(f *testing.F) {

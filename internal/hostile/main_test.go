@@ -118,7 +118,7 @@ func newServer(t *testing.T) *server {
 	}
 	s.useImager(svc, log)
 	g := webhook.NewGuard(webhook.GuardConfig{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, noDNS{}, nil)
-	svc.SetWebhooks(service.Webhooks{Outbox: m, CheckURL: g.CheckURL}) // webhooks are stored, never sent
+	svc.SetWebhooks(service.Webhooks{Outbox: m, CheckURL: g.CheckTarget}) // webhooks are stored, never sent
 	if err := svc.LoadRules(ctx, []byte(rules)); err != nil {
 		t.Fatal(err)
 	}
