@@ -89,6 +89,8 @@ func WorkerArgs(c imaging.Config) []string {
 		"--max-pixels", strconv.FormatInt(c.MaxSourcePixels, 10),
 		"--max-output-pixels", strconv.FormatInt(c.MaxOutputPixels, 10),
 		"--max-frames", strconv.Itoa(c.MaxFrames),
+		"--max-cost", strconv.FormatInt(c.MaxCost, 10),
+		"--timeout", c.Timeout.String(),
 	}
 }
 
