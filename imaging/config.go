@@ -24,9 +24,10 @@ type Config struct {
 	// Timeout is the wall-clock limit of one transformation once it has a worker;
 	// beyond it its computation is killed and it fails with EUNAVAILABLE.
 	Timeout time.Duration
-	// UserWorkers is how many workers one user (imaging.WithUser) may hold at once,
-	// and UserQueue how many more of that user's transformations may wait; beyond
-	// that the user's transformations fail with ErrUserBusy (HTTP 429).
+	// UserWorkers is how many workers one user (imaging.WithUser) may hold at once
+	// (0: half the workers, at least one; at most Workers), and UserQueue how many
+	// more of that user's transformations may wait; beyond that the user's
+	// transformations fail with ErrUserBusy (HTTP 429).
 	UserWorkers int
 	UserQueue   int
 }
@@ -34,7 +35,7 @@ type Config struct {
 // DefaultConfig returns one worker per CPU, a queue of 64, sources up to 64 MiB and
 // 50 megapixels with up to 100 frames, outputs up to 25 megapixels, a cost budget of
 // DefaultMaxCost, a timeout of DefaultTimeout, and per user half the workers (at
-// least one) and a queue of 8.
+// least one: UserWorkers 0) and a queue of 8.
 func DefaultConfig() Config {
 	return Config{
 		Workers:         runtime.NumCPU(),
@@ -45,7 +46,6 @@ func DefaultConfig() Config {
 		MaxFrames:       100,
 		MaxCost:         DefaultMaxCost,
 		Timeout:         DefaultTimeout,
-		UserWorkers:     DefaultUserWorkers(runtime.NumCPU()),
 		UserQueue:       8,
 	}
 }
@@ -55,9 +55,14 @@ func DefaultConfig() Config {
 // core of the reference machine; the limit leaves room for a loaded machine.
 const DefaultTimeout = 10 * time.Second
 
-// DefaultUserWorkers is the default per-user worker cap for a pool of workers:
-// half of them, at least one.
-func DefaultUserWorkers(workers int) int { return max(1, workers/2) }
+// PerUserWorkers is how many workers one user may hold: UserWorkers, or half the
+// workers (at least one) if it is 0, and never more than Workers.
+func (c Config) PerUserWorkers() int {
+	if c.UserWorkers == 0 {
+		return max(1, c.Workers/2)
+	}
+	return min(c.UserWorkers, c.Workers)
+}
 
 // Validate returns EINVALID if a field is out of range.
 func (c Config) Validate() error {
@@ -73,7 +78,7 @@ func (c Config) Validate() error {
 		{c.MaxFrames >= 1, "imaging max frames must be at least 1"},
 		{c.MaxCost >= 1, "imaging max cost must be positive"},
 		{c.Timeout > 0, "imaging timeout must be positive"},
-		{c.UserWorkers >= 1 && c.UserWorkers <= c.Workers, "imaging per-user workers must be from 1 to the number of workers"},
+		{c.UserWorkers >= 0, "imaging per-user workers must not be negative"},
 		{c.UserQueue >= 0, "imaging per-user queue must not be negative"},
 	}
 	for _, ch := range checks {
