@@ -138,6 +138,16 @@ func TestPoolClose(t *testing.T) {
 	p.Close()
 }
 
+// awaitStart waits up to 5 s for a function of b to start.
+func awaitStart(t *testing.T, b *blocker, who string) {
+	t.Helper()
+	select {
+	case <-b.started:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s did not get a worker", who)
+	}
+}
+
 // doAs runs b.run on p as user in the background and returns its error channel.
 func doAs(p *Pool, user string, b *blocker) chan error {
 	errc := make(chan error, 1)
@@ -159,7 +169,7 @@ func TestFairPoolCapsOneUser(t *testing.T) {
 		t.Fatalf("A's fourth: err = %v, want ErrUserBusy", err)
 	}
 	bErr := doAs(p, "user:b", b)
-	<-b.started // B runs although A waits: A is at its cap, not the pool
+	awaitStart(t, b, "B") // B runs although A waits: A is at its cap, not the pool
 	if p.Busy() != 3 || p.Queued() != 1 {
 		t.Fatalf("busy %d queued %d, want 3 and 1", p.Busy(), p.Queued())
 	}
@@ -191,7 +201,7 @@ func TestFairPoolSkipsCappedWaiters(t *testing.T) {
 	errs = append(errs, doAs(p, "user:c", c))
 	waitFor(t, "C queued", func() bool { return p.Queued() == 2 })
 	b.release <- struct{}{} // B's worker frees: A (first in line) is capped, C gets it
-	<-c.started
+	awaitStart(t, c, "C")
 	if p.Queued() != 1 {
 		t.Fatalf("queued %d, want A's second only", p.Queued())
 	}
