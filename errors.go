@@ -20,6 +20,7 @@ const (
 	EINTERNAL       = "internal"          // 500: a bug or a backend failure; details are logged, not shown
 	ENOTIMPLEMENTED = "not_implemented"   // 501
 	EUNAVAILABLE    = "unavailable"       // 503: overloaded or shutting down
+	ETOOMANY        = "too_many_requests" // 429: this client has too much work in progress; retry later
 )
 
 // Error is the domain error: a code for machines and a message safe to show to clients.

@@ -27,6 +27,7 @@ var statusOf = map[string]int{
 	coffer.EINTERNAL:       http.StatusInternalServerError,
 	coffer.ENOTIMPLEMENTED: http.StatusNotImplemented,
 	coffer.EUNAVAILABLE:    http.StatusServiceUnavailable,
+	coffer.ETOOMANY:        http.StatusTooManyRequests,
 }
 
 // StatusOf returns the HTTP status for err.

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"errors"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -30,13 +31,14 @@ func (h *Handler) serveVariant(w http.ResponseWriter, r *http.Request, p *coffer
 // serveVariantCached is serveVariant with the bucket's settings adjusted by adjust
 // (nil: none), e.g. a presigned URL's Cache-Control.
 func (h *Handler) serveVariantCached(w http.ResponseWriter, r *http.Request, p *coffer.Principal, id string, o imaging.Options, adjust func(*coffer.Bucket) *coffer.Bucket) {
-	f, b, v, err := h.svc.OpenVariant(r.Context(), p, id, o, r.Header.Get("Accept"))
+	ctx := imaging.WithUser(r.Context(), transformUser(p, r))
+	f, b, v, err := h.svc.OpenVariant(ctx, p, id, o, r.Header.Get("Accept"))
 	if err != nil {
 		var later *imaging.RetryLater
 		switch {
 		case errors.As(err, &later):
 			w.Header().Set("Retry-After", strconv.FormatInt(int64(max(1, math.Ceil(later.After.Seconds()))), 10))
-		case errors.Is(err, imaging.ErrBusy):
+		case errors.Is(err, imaging.ErrBusy), errors.Is(err, imaging.ErrUserBusy):
 			w.Header().Set("Retry-After", "1")
 		}
 		writeError(w, r, err)
@@ -51,6 +53,25 @@ func (h *Handler) serveVariantCached(w http.ResponseWriter, r *http.Request, p *
 		b = adjust(b)
 	}
 	h.serveContent(w, r, &vf, b, cache.BytesReader(f.ID, v.Data))
+}
+
+// transformUser is the key under which the image pool caps one user's
+// transformations (imaging.WithUser): "admin" for the admin secret (and admin
+// JWTs), "user:" and the JWT's user id, else "ip:" and the client's address
+// (anonymous, public and presigned requests; behind a proxy all its clients share
+// its address). A tenant prefix goes in front when tenants come.
+func transformUser(p *coffer.Principal, r *http.Request) string {
+	switch {
+	case p != nil && p.Admin:
+		return "admin"
+	case p != nil && p.UserID != "":
+		return "user:" + p.UserID
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return "ip:" + host
 }
 
 // presignTransform returns the canonical transformation of a presign request, as the

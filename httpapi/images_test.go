@@ -356,3 +356,38 @@ func TestTransformDuringReplace(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// userRecordingEngine records the pool user of each transformation and refuses it
+// as a user over its share would be.
+type userRecordingEngine struct {
+	refusingEngine
+	mu    sync.Mutex
+	users []string
+}
+
+func (e *userRecordingEngine) Transform(ctx context.Context, _ io.Reader, _ imaging.Options) (*imaging.Result, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.users = append(e.users, imaging.UserOf(ctx))
+	return nil, imaging.ErrUserBusy
+}
+
+// Transformations run under a per-user key (the admin, the JWT's user id, else the
+// client's address), and a user over its share gets 429 with Retry-After.
+func TestTransformPerUserKeyAnd429(t *testing.T) {
+	rec := &userRecordingEngine{}
+	e := newEnv(t, envOptions{jwtSecret: jwtConfig, rules: matrixRules, engine: rec})
+	mustStatus(t, e.do("POST", "/v1/buckets", strings.NewReader(`{"id":"pub","public":true}`), true), 201, nil)
+	alice := []string{"Authorization", "Bearer " + token(t, "user", "alice")}
+	f := e.uploadOne("pub", "a.jpg", photo(t, 64, 48))
+	for _, who := range [][]string{{"X-Hasura-Admin-Secret", adminSecret}, alice, nil} {
+		resp := e.doAs("GET", "/v1/files/"+f.ID+"?w=10", nil, who)
+		mustStatus(t, resp, http.StatusTooManyRequests, nil)
+		if got := resp.Header.Get("Retry-After"); got != "1" {
+			t.Errorf("Retry-After %q, want 1", got)
+		}
+	}
+	if got := strings.Join(rec.users, ","); got != "admin,user:alice,ip:127.0.0.1" {
+		t.Errorf("users = %s", got)
+	}
+}

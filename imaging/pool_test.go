@@ -137,3 +137,104 @@ func TestPoolClose(t *testing.T) {
 	}
 	p.Close()
 }
+
+// awaitStart waits up to 5 s for a function of b to start.
+func awaitStart(t *testing.T, b *blocker, who string) {
+	t.Helper()
+	select {
+	case <-b.started:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s did not get a worker", who)
+	}
+}
+
+// doAs runs b.run on p as user in the background and returns its error channel.
+func doAs(p *Pool, user string, b *blocker) chan error {
+	errc := make(chan error, 1)
+	go func() { errc <- p.Do(WithUser(context.Background(), user), b.run) }()
+	return errc
+}
+
+// One user holding its share of the workers waits for its own, and beyond its
+// share of the queue is refused with ErrUserBusy (429); another user still gets a
+// free worker at once.
+func TestFairPoolCapsOneUser(t *testing.T) {
+	p := NewFairPool(4, 10, 2, 1)
+	a, b := newBlocker(), newBlocker()
+	aErrs := []chan error{doAs(p, "user:a", a), doAs(p, "user:a", a)}
+	waitFor(t, "A's two workers", func() bool { return p.Busy() == 2 })
+	aErrs = append(aErrs, doAs(p, "user:a", a))
+	waitFor(t, "A's third transform queued", func() bool { return p.Queued() == 1 })
+	if err := p.Do(WithUser(context.Background(), "user:a"), a.run); !errors.Is(err, ErrUserBusy) || coffer.ErrorCode(err) != coffer.ETOOMANY {
+		t.Fatalf("A's fourth: err = %v, want ErrUserBusy", err)
+	}
+	bErr := doAs(p, "user:b", b)
+	awaitStart(t, b, "B") // B runs although A waits: A is at its cap, not the pool
+	if p.Busy() != 3 || p.Queued() != 1 {
+		t.Fatalf("busy %d queued %d, want 3 and 1", p.Busy(), p.Queued())
+	}
+	a.release <- struct{}{} // one of A's finishes: A's queued one takes its place
+	waitFor(t, "A's queued transform to start", func() bool { return p.Queued() == 0 && p.Busy() == 3 })
+	close(a.release)
+	close(b.release)
+	for _, c := range append(aErrs, bErr) {
+		if err := <-c; err != nil {
+			t.Error(err)
+		}
+	}
+	if len(p.users) != 0 {
+		t.Errorf("usage left behind: %v", p.users)
+	}
+}
+
+// A freed worker goes to the first waiter whose user is below its cap, not to an
+// earlier waiter of a user that holds its share.
+func TestFairPoolSkipsCappedWaiters(t *testing.T) {
+	p := NewFairPool(2, 10, 1, 5)
+	a, b, c := newBlocker(), newBlocker(), newBlocker()
+	errs := []chan error{doAs(p, "user:a", a)}
+	<-a.started
+	errs = append(errs, doAs(p, "user:b", b))
+	<-b.started
+	errs = append(errs, doAs(p, "user:a", a))
+	waitFor(t, "A's second queued", func() bool { return p.Queued() == 1 })
+	errs = append(errs, doAs(p, "user:c", c))
+	waitFor(t, "C queued", func() bool { return p.Queued() == 2 })
+	b.release <- struct{}{} // B's worker frees: A (first in line) is capped, C gets it
+	awaitStart(t, c, "C")
+	if p.Queued() != 1 {
+		t.Fatalf("queued %d, want A's second only", p.Queued())
+	}
+	close(a.release)
+	close(c.release)
+	close(b.release)
+	for _, ch := range errs {
+		if err := <-ch; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// A queued user whose context ends leaves its share of the queue free again.
+func TestFairPoolCancelFreesUserQueue(t *testing.T) {
+	p := NewFairPool(1, 10, 1, 1)
+	a := newBlocker()
+	first := doAs(p, "user:a", a)
+	<-a.started
+	ctx, cancel := context.WithCancel(WithUser(context.Background(), "user:a"))
+	errc := make(chan error, 1)
+	go func() { errc <- p.Do(ctx, a.run) }()
+	waitFor(t, "queued", func() bool { return p.Queued() == 1 })
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v", err)
+	}
+	second := doAs(p, "user:a", a) // the queue place is free again
+	waitFor(t, "queued again", func() bool { return p.Queued() == 1 })
+	close(a.release)
+	for _, c := range []chan error{first, second} {
+		if err := <-c; err != nil {
+			t.Error(err)
+		}
+	}
+}

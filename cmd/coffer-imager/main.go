@@ -47,6 +47,8 @@ func parseFlags(args []string) (imaging.Config, error) {
 	fs.Int64Var(&cfg.MaxSourcePixels, "max-pixels", cfg.MaxSourcePixels, "largest source width x height")
 	fs.Int64Var(&cfg.MaxOutputPixels, "max-output-pixels", cfg.MaxOutputPixels, "largest output width x height")
 	fs.IntVar(&cfg.MaxFrames, "max-frames", cfg.MaxFrames, "most frames a source may have")
+	fs.Int64Var(&cfg.MaxCost, "max-cost", cfg.MaxCost, "cost budget of one transformation (imaging.Cost)")
+	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "wall-clock limit of one transformation; beyond it its computation is killed")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -55,7 +57,8 @@ func parseFlags(args []string) (imaging.Config, error) {
 	}
 	// The server's pool bounds the transforms it sends; requests it has given up on
 	// may still run here, so the queue only has to be long enough never to refuse.
-	cfg.Queue = 1024
+	// The per-user caps are the server's: here every request comes from it.
+	cfg.Queue, cfg.UserWorkers, cfg.UserQueue = 1024, cfg.Workers, 0
 	return cfg, cfg.Validate()
 }
 

@@ -7,17 +7,20 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/imaging/remote"
 )
 
 func TestParseFlags(t *testing.T) {
-	cfg, err := parseFlags([]string{"--workers", "3", "--max-bytes", "1000", "--max-pixels", "2000", "--max-output-pixels", "3000", "--max-frames", "4"})
+	cfg, err := parseFlags([]string{"--workers", "3", "--max-bytes", "1000", "--max-pixels", "2000", "--max-output-pixels", "3000", "--max-frames", "4",
+		"--max-cost", "5000", "--timeout", "1.5s"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := imaging.Config{Workers: 3, Queue: 1024, MaxSourceBytes: 1000, MaxSourcePixels: 2000, MaxOutputPixels: 3000, MaxFrames: 4}
+	want := imaging.Config{Workers: 3, Queue: 1024, MaxSourceBytes: 1000, MaxSourcePixels: 2000, MaxOutputPixels: 3000, MaxFrames: 4,
+		MaxCost: 5000, Timeout: 1500 * time.Millisecond, UserWorkers: 3}
 	if cfg != want {
 		t.Errorf("cfg = %+v, want %+v", cfg, want)
 	}
@@ -31,12 +34,12 @@ func TestParseFlags(t *testing.T) {
 // The server passes exactly the flags this worker reads.
 func TestParseFlagsFromServer(t *testing.T) {
 	c := imaging.DefaultConfig()
-	c.Workers, c.MaxSourceBytes, c.MaxFrames = 5, 12345, 7
+	c.Workers, c.MaxSourceBytes, c.MaxFrames, c.MaxCost, c.Timeout = 5, 12345, 7, 999, 3*time.Second
 	cfg, err := parseFlags(remote.WorkerArgs(c))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Queue = 1024
+	c.Queue, c.UserWorkers, c.UserQueue = 1024, 5, 0
 	if cfg != c {
 		t.Errorf("cfg = %+v, want %+v", cfg, c)
 	}

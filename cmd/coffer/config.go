@@ -44,6 +44,10 @@ type serveConfig struct {
 	ImageMaxBytes    int64
 	ImageWorker      string
 	ImageWorkerIdle  time.Duration
+	ImageMaxCost     int64
+	ImageTimeout     time.Duration
+	ImageUserWorkers int
+	ImageUserQueue   int
 	VariantCacheSize int64
 	VariantsPerFile  int
 	GCHeapFloor      int64
@@ -93,6 +97,10 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	fs.Int64Var(&c.ImageMaxBytes, "image-max-bytes", icfg.MaxSourceBytes, "largest source image file (bytes) that is transformed")
 	fs.StringVar(&c.ImageWorker, "image-worker", "", "the coffer-imager binary that transforms images (it links libvips; coffer does not); default: next to coffer, else on $PATH. Missing: transformations answer 501")
 	fs.DurationVar(&c.ImageWorkerIdle, "image-worker-idle", 5*time.Minute, "stop the image worker after this long without transformations (the next one starts it again); 0 = never")
+	fs.Int64Var(&c.ImageMaxCost, "image-max-cost", icfg.MaxCost, "cost budget of one image transformation (estimated CPU ns: source pixels, frames, output pixels, output pixels x blur sigma), checked before decoding; beyond it, 400")
+	fs.DurationVar(&c.ImageTimeout, "image-timeout", icfg.Timeout, "wall-clock limit of one image transformation once it has a worker; beyond it its computation is killed and it answers 503")
+	fs.IntVar(&c.ImageUserWorkers, "image-user-workers", 0, "image workers one user (JWT user id; admin; else client IP) may hold at once; 0 = half of --image-workers, at least 1")
+	fs.IntVar(&c.ImageUserQueue, "image-user-queue", icfg.UserQueue, "image transformations of one user that may wait for a worker; beyond this, 429 with Retry-After")
 	fs.Int64Var(&c.VariantCacheSize, "variant-cache-size", 64<<20, "bytes of transformed images kept in memory (they are also kept in the blob store); 0 disables the memory tier")
 	fs.IntVar(&c.VariantsPerFile, "variants-per-file", 20, "transformed variants kept in the blob store per file; more are kept in memory only")
 	c.Webhooks.flags(fs)

@@ -23,6 +23,7 @@ const imagerName = "coffer-imager"
 func newImages(c *serveConfig, log *slog.Logger) (imaging.Engine, error) {
 	icfg := imaging.DefaultConfig()
 	icfg.Workers, icfg.Queue, icfg.MaxSourcePixels, icfg.MaxSourceBytes = c.ImageWorkers, c.ImageQueue, c.ImageMaxPixels, c.ImageMaxBytes
+	icfg.MaxCost, icfg.Timeout, icfg.UserWorkers, icfg.UserQueue = c.ImageMaxCost, c.ImageTimeout, c.ImageUserWorkers, c.ImageUserQueue
 	if err := icfg.Validate(); err != nil {
 		return nil, fmt.Errorf("image settings: %w", err)
 	}

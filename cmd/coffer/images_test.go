@@ -42,7 +42,8 @@ func TestFindImager(t *testing.T) {
 func TestNewImagesWithoutWorker(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
 	var logs bytes.Buffer
-	c := &serveConfig{ImageWorker: "/bin/true", ImageWorkers: 1, ImageQueue: 1, ImageMaxPixels: 1000, ImageMaxBytes: 1000}
+	c := &serveConfig{ImageWorker: "/bin/true", ImageWorkers: 1, ImageQueue: 1, ImageMaxPixels: 1000, ImageMaxBytes: 1000,
+		ImageMaxCost: 1000, ImageTimeout: time.Second}
 	e, err := newImages(c, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)

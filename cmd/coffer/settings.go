@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/coffer/coffer/auth"
+	"github.com/coffer/coffer/imaging"
 )
 
 // logSettings says at start what is on and what is off, so that a missing setting
@@ -62,7 +63,9 @@ func (s *server) imagesDesc() string {
 	if workerStarts(s.images) == nil {
 		return "off (transformations answer 501)"
 	}
-	return fmt.Sprintf("on, %d at once, %d queued at most", s.cfg.ImageWorkers, s.cfg.ImageQueue)
+	users := imaging.Config{Workers: s.cfg.ImageWorkers, UserWorkers: s.cfg.ImageUserWorkers}.PerUserWorkers()
+	return fmt.Sprintf("on, %d at once (%d per user), %d queued at most (%d per user), cost budget %d, timeout %v",
+		s.cfg.ImageWorkers, users, s.cfg.ImageQueue, s.cfg.ImageUserQueue, s.cfg.ImageMaxCost, s.cfg.ImageTimeout)
 }
 
 // metricsDesc says where /metrics is served and to whom: on the API port, admins

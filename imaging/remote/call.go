@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/imaging"
@@ -91,9 +92,23 @@ func (w *worker) markGone(c *call) {
 	c.gone = true
 }
 
-// cancel tells the child to stop working on id (best effort: it may be gone).
+// cancel tells the child to stop working on id (best effort: it may be gone) and
+// kills the child if it has not answered id within killGrace (see Config.KillGrace).
 func (w *worker) cancel(id uint64) {
 	_ = w.fw.WriteFrame(&imagerpc.Frame{Id: id, Body: &imagerpc.Frame_Cancel{Cancel: &imagerpc.Cancel{}}})
+	time.AfterFunc(w.killGrace, func() { w.killIfPending(id) })
+}
+
+// killIfPending kills the child if request id is still unanswered: the child
+// ignored its cancellation for killGrace.
+func (w *worker) killIfPending(id uint64) {
+	w.mu.Lock()
+	_, pending := w.calls[id]
+	w.mu.Unlock()
+	if pending {
+		w.log.Error("image worker did not stop a cancelled transformation; killing it", "pid", w.cmd.Process.Pid, "grace", w.killGrace.String())
+		w.cmd.Process.Kill()
+	}
 }
 
 // stream sends src in chunks, the last one flagged. It refuses a source beyond

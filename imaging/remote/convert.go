@@ -56,7 +56,7 @@ func knownCode(c string) bool {
 	switch c {
 	case coffer.EINVALID, coffer.EUNAUTHORIZED, coffer.EFORBIDDEN, coffer.ENOTFOUND, coffer.ECONFLICT,
 		coffer.EPRECONDITION, coffer.ETOOLARGE, coffer.EUNSUPPORTED, coffer.ERANGE, coffer.EINTERNAL,
-		coffer.ENOTIMPLEMENTED, coffer.EUNAVAILABLE:
+		coffer.ENOTIMPLEMENTED, coffer.EUNAVAILABLE, coffer.ETOOMANY:
 		return true
 	}
 	return false

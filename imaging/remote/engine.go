@@ -31,14 +31,22 @@ type Config struct {
 	// Meanwhile transforms get EUNAVAILABLE (503) with Retry-After.
 	RestartBackoff    time.Duration
 	MaxRestartBackoff time.Duration
-	Log               *slog.Logger // nil = slog.Default()
+	// KillGrace is how long the child has to answer a request the server cancelled
+	// (its client left, or Imaging.Timeout plus KillGrace passed without an answer)
+	// before the server kills it: libvips stops a killed computation within
+	// milliseconds, so a child that does not answer is stuck (in a decoder that
+	// ignores the kill flag) and would hold its worker for good. Requests in flight
+	// on it then fail with EUNAVAILABLE and the next transformation starts a new child.
+	KillGrace time.Duration
+	Log       *slog.Logger // nil = slog.Default()
 }
 
 // DefaultConfig returns imaging.DefaultConfig, the binary at path, a 10 s start
-// timeout, a 5 min idle timeout and restart backoff from 1 s up to 1 min.
+// timeout, a 5 min idle timeout, restart backoff from 1 s up to 1 min and a kill
+// grace of 5 s.
 func DefaultConfig(path string) Config {
 	return Config{Imaging: imaging.DefaultConfig(), Path: path, StartTimeout: 10 * time.Second, IdleTimeout: 5 * time.Minute,
-		RestartBackoff: time.Second, MaxRestartBackoff: time.Minute}
+		RestartBackoff: time.Second, MaxRestartBackoff: time.Minute, KillGrace: 5 * time.Second}
 }
 
 // Validate returns EINVALID if a field is out of range.
@@ -54,6 +62,9 @@ func (c Config) Validate() error {
 	}
 	if c.IdleTimeout < 0 {
 		return coffer.Errorf(coffer.EINVALID, "image worker idle timeout must not be negative")
+	}
+	if c.KillGrace <= 0 {
+		return coffer.Errorf(coffer.EINVALID, "image worker kill grace must be positive")
 	}
 	if c.RestartBackoff < 0 || c.MaxRestartBackoff < c.RestartBackoff {
 		return coffer.Errorf(coffer.EINVALID, "image worker restart backoff must be 0 <= RestartBackoff <= MaxRestartBackoff")
@@ -94,7 +105,8 @@ func New(cfg Config) (*Engine, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	e := &Engine{cfg: cfg, log: cfg.Log, pool: imaging.NewPool(cfg.Imaging.Workers, cfg.Imaging.Queue)}
+	ic := cfg.Imaging
+	e := &Engine{cfg: cfg, log: cfg.Log, pool: imaging.NewFairPool(ic.Workers, ic.Queue, ic.PerUserWorkers(), ic.UserQueue)}
 	if e.log == nil {
 		e.log = slog.Default()
 	}
@@ -110,8 +122,10 @@ func New(cfg Config) (*Engine, error) {
 	return e, nil
 }
 
-// Transform implements imaging.Engine: it waits for a pool worker, then streams src
-// to the child process and waits for the result.
+// Transform implements imaging.Engine: it waits for a pool worker (capped per user,
+// imaging.WithUser), then streams src to the child process and waits for the
+// result, at most Imaging.Timeout plus KillGrace (the child enforces the timeout
+// itself; this bounds a child that does not).
 func (e *Engine) Transform(ctx context.Context, src io.Reader, o imaging.Options) (*imaging.Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -126,15 +140,24 @@ func (e *Engine) Transform(ctx context.Context, src io.Reader, o imaging.Options
 			return err
 		}
 		defer e.release()
+		wctx, cancel := context.WithTimeoutCause(ctx, e.cfg.Imaging.Timeout+e.cfg.KillGrace, errNoAnswer)
+		defer cancel()
 		var answered bool
-		res, answered, err = w.transform(ctx, src, o.Normalize())
+		res, answered, err = w.transform(wctx, src, o.Normalize())
 		if answered {
 			e.answered() // the worker works, even if this image did not
+		}
+		if err != nil && ctx.Err() == nil && errors.Is(context.Cause(wctx), errNoAnswer) {
+			err = &coffer.Error{Code: coffer.EUNAVAILABLE, Err: errNoAnswer,
+				Message: fmt.Sprintf("the image worker did not answer within %v; retry later", e.cfg.Imaging.Timeout+e.cfg.KillGrace)}
 		}
 		return err
 	})
 	return res, err
 }
+
+// errNoAnswer is the cause of a transformation the child did not answer in time.
+var errNoAnswer = errors.New("image worker did not answer in time")
 
 // worker returns the running child, starting one if there is none or it died. On
 // success the caller must call release when done with it.

@@ -26,6 +26,7 @@ type worker struct {
 	log       *slog.Logger
 	limits    imaging.Config
 	maxResult int
+	killGrace time.Duration // see Config.KillGrace
 
 	mu     sync.Mutex
 	calls  map[uint64]*call
@@ -66,7 +67,7 @@ func startWorker(cfg Config, log *slog.Logger) (*worker, *imagerpc.Hello, error)
 	}
 	w := &worker{
 		cmd: cmd, stdin: p.stdin, stdout: p.stdout, fw: &frameWriter{w: p.stdin}, log: log, calls: make(map[uint64]*call),
-		exited: make(chan struct{}), limits: cfg.Imaging, maxResult: int(5*cfg.Imaging.MaxOutputPixels + 1<<20),
+		exited: make(chan struct{}), limits: cfg.Imaging, maxResult: int(5*cfg.Imaging.MaxOutputPixels + 1<<20), killGrace: cfg.KillGrace,
 	}
 	fr := &frameReader{r: p.stdout}
 	hello, err := w.awaitHello(fr, cfg.StartTimeout)
@@ -89,6 +90,8 @@ func WorkerArgs(c imaging.Config) []string {
 		"--max-pixels", strconv.FormatInt(c.MaxSourcePixels, 10),
 		"--max-output-pixels", strconv.FormatInt(c.MaxOutputPixels, 10),
 		"--max-frames", strconv.Itoa(c.MaxFrames),
+		"--max-cost", strconv.FormatInt(c.MaxCost, 10),
+		"--timeout", c.Timeout.String(),
 	}
 }
 

@@ -38,10 +38,10 @@ func benchSource(b *testing.B) []byte {
 
 // cpuTime returns the user+system CPU time of this process (who = RUSAGE_SELF) or of
 // its waited-for children (RUSAGE_CHILDREN).
-func cpuTime(b *testing.B, who int) time.Duration {
+func cpuTime(tb testing.TB, who int) time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(who, &ru); err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

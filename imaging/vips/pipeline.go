@@ -29,19 +29,27 @@ type job struct {
 	plan   imaging.Plan
 	img    *govips.ImageRef
 	data   []byte
+	kill   killer // stops libvips when ctx ends
 }
 
-// run reads src and transforms it, one named step at a time.
+// run reads src and transforms it, one named step at a time. When ctx ends, the
+// images made so far are killed, which stops libvips within one tile of work, and
+// run returns ctx's error (the timeout error if ctx hit the timeout).
 func (j *job) run(ctx context.Context, src io.Reader) (*imaging.Result, error) {
+	stop := context.AfterFunc(ctx, j.kill.kill)
+	defer stop()
 	steps := []imaging.Step{
 		{Name: "read", Run: func() error { return j.read(src) }},
 		{Name: "header", Run: j.header},
-		{Name: "resize", Run: j.resize},
-		{Name: "crop", Run: j.crop},
-		{Name: "blur", Run: j.blur},
+		{Name: "resize", Run: j.tracked(j.resize)},
+		{Name: "crop", Run: j.tracked(j.crop)},
+		{Name: "blur", Run: j.tracked(j.blur)},
 		{Name: "encode", Run: j.encode},
 	}
 	timings, err := imaging.RunSteps(ctx, steps)
+	if err != nil && ctx.Err() != nil {
+		return nil, j.cfg.ContextError(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -51,12 +59,22 @@ func (j *job) run(ctx context.Context, src io.Reader) (*imaging.Result, error) {
 // close frees the libvips image (and with it the pipeline's hold on j.src), then
 // gives the source buffer back for reuse.
 func (j *job) close() {
+	j.kill.release()
 	if j.img != nil {
 		j.img.Close()
 	}
 	if j.buf != nil && j.bufs != nil {
 		j.src = nil
 		j.bufs.Put(j.buf)
+	}
+}
+
+// tracked returns step, followed by tracking the image it left in j.img for kill.
+func (j *job) tracked(step func() error) func() error {
+	return func() error {
+		err := step()
+		j.kill.track(j.img)
+		return err
 	}
 }
 
@@ -79,8 +97,8 @@ func (j *job) read(src io.Reader) error {
 	return nil
 }
 
-// header checks the source's size and frame count and the plan against the limits
-// before any pixel is decoded.
+// header checks the source's size and frame count, the plan and its cost against
+// the limits before any pixel is decoded.
 func (j *job) header() error {
 	h, err := readHeader(j.src, j.source)
 	if err != nil {
@@ -94,7 +112,10 @@ func (j *job) header() error {
 		return coffer.Errorf(coffer.ENOTIMPLEMENTED, "%s output is not available on this server", j.out)
 	}
 	j.plan = j.opts.Plan(h.Oriented())
-	return j.cfg.CheckPlan(j.plan)
+	if err := j.cfg.CheckPlan(j.plan); err != nil {
+		return err
+	}
+	return j.cfg.CheckCost(h, j.plan, j.opts.Blur)
 }
 
 // readHeader loads only the header of src (libvips reads pixels lazily).
@@ -207,6 +228,7 @@ func (j *job) encode() error {
 	if q == 0 {
 		q = imaging.DefaultQuality
 	}
+	j.kill.track(j.img) // the image the encoder pulls its pixels from
 	data, err := export(j.img, j.out, q)
 	if err != nil {
 		return encodeError(err, j.out)

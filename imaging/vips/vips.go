@@ -42,6 +42,9 @@ var start = sync.OnceValues(func() (lib library, err error) {
 	if err := restrictLoaders(); err != nil {
 		return library{}, err
 	}
+	if _, err := imageField(); err != nil {
+		return library{}, err
+	}
 	return library{avif: canWriteAVIF()}, nil
 })
 
@@ -67,6 +70,8 @@ func (e *Engine) Transform(ctx context.Context, src io.Reader, o imaging.Options
 	}
 	var res *imaging.Result
 	err := e.pool.Do(ctx, func(ctx context.Context) error {
+		ctx, cancel := context.WithTimeoutCause(ctx, e.cfg.Timeout, imaging.ErrTimeout)
+		defer cancel()
 		j := &job{cfg: e.cfg, opts: o.Normalize(), canWrite: e.Supports, bufs: e.bufs}
 		defer j.close()
 		var err error
