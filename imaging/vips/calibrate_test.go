@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/imaging/imagingtest"
 )
 
 // TestCalibrateCost prints the CPU time and the cost estimate of a table of
@@ -50,7 +51,7 @@ type calibrationCase struct {
 
 func calibrationCases() []calibrationCase {
 	jpg := func(w, h int) func() []byte { return func() []byte { return encodeJPEG(gradient(w, h, false, 1), 85) } }
-	gif := func(w, h, n int) func() []byte { return func() []byte { return animatedGIF(w, h, n) } }
+	gif := func(w, h, n int) func() []byte { return func() []byte { return imagingtest.AnimatedGIF(w, h, n) } }
 	png := func(w, h int) func() []byte { return func() []byte { return encodePNG(gradient(w, h, false, 2)) } }
 	return []calibrationCase{
 		{"jpeg 1000x750 -> 200", jpg(1000, 750), imaging.Options{Width: 200}},
