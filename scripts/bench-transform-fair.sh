@@ -11,10 +11,10 @@
 #     expensive requests really run: four requests for the 7000x7000 JPEG with
 #     w=5000&h=5000&fit=fill&b=90..93, each abandoned by its client after 1 s, then
 #     one cheap transform; prints its time against the idle median (target <= 2x).
-#   scripts/bench-transform-fair.sh [ROUNDS=3] [SAMPLES=30]
+#   scripts/bench-transform-fair.sh [ROUNDS=3] [SAMPLES=300]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=${1:-3} samples=${2:-30}
+rounds=${1:-3} samples=${2:-300}
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
 work=$(mktemp -d /tmp/coffer-transform-fair.XXXXXX)
 pids=()
@@ -37,6 +37,7 @@ start() {
   for _ in $(seq 100); do curl -sf "$C/healthz" >/dev/null && break; sleep 0.1; done
   curl -sf -H 'x-hasura-admin-secret: s' -d '{"id":"pub","public":true}' "$C/v1/buckets" >/dev/null
   big=$(up "$work/big.jpg") tiny=$(up "$work/tiny.jpg")
+  cheap 3 >/dev/null # starts the image worker: its start is not a transformation's time
 }
 up() { curl -sf -H 'x-hasura-admin-secret: s' -F bucket-id=pub -F "file[]=@$1" "$C/v1/files" | jq -r '.processedFiles[0].id'; }
 q=0
@@ -57,7 +58,7 @@ loadA() {
     ( n=0; while [ ! -e "$work/stop" ]; do
         n=$((n + 1))
         curl -s -o /dev/null -w '%{http_code}\n' -H 'x-hasura-admin-secret: s' "$C/v1/files/$big?w=2000&b=$((10 + (i * 37 + n) % 10)).$((i + n * 20))" >>"$work/a-status"
-        if [ "$(tail -n 1 "$work/a-status")" = 429 ]; then sleep 0.2; fi
+        if [ "$(tail -n 1 "$work/a-status")" = 429 ]; then sleep 1; fi # as its Retry-After: 1 says
       done ) &
     apids+=($!)
   done
@@ -69,6 +70,7 @@ for r in $(seq "$rounds"); do
   idle=$(cheap "$samples" | stats)
   rm -f "$work/stop" "$work/a-status"; loadA; sleep 3
   loaded=$(cheap "$samples" | stats)
+  echo "  while loaded: $(top -b -n 1 -w 200 | awk '$12 ~ /coffer|curl/ {c[$12]+=$9} END {for (k in c) printf "%s %.0f%%  ", k, c[k]}')"
   touch "$work/stop"; wait "${apids[@]}" || true
   echo "fair $idle $loaded" | tee -a "$results"
   echo "  A's answers: $(sort "$work/a-status" | uniq -c | awk '{printf "%s x%s  ", $2, $1}')"
