@@ -15,6 +15,7 @@ fi
 source scripts/test-services.sh
 dpkg -s libvips-dev >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libvips-dev >/dev/null; } # imaging/vips (cgo)
 { command -v node && command -v npm; } >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; } # internal/e2e/nhostjs (Nhost JS SDKs)
+command -v protoc >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq protobuf-compiler >/dev/null; } # imaging/remote/imagerpc: checks the generated code
 command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } # internal/e2e browser test (headless Chromium)
 
 echo "== go vet"
