@@ -74,3 +74,61 @@ func FuzzNegotiate(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCanonical builds options field by field, as code does (a value past the end of
+// a list of names is used as it is): for every valid o, ParseCanonical(o.Canonical())
+// gives o.Normalize(). The image worker relies on it: the server sends the canonical
+// string and the worker transforms what it parses.
+func FuzzCanonical(f *testing.F) {
+	f.Add(800, 600, 0, 2.0, uint8(4), uint8(2), uint8(0), "")
+	f.Add(0, 10, 100, 0.005, uint8(1), uint8(9), uint8(10), "")
+	f.Add(0, 0, 0, 0.0, uint8(0), uint8(0), uint8(0), "")
+	f.Add(1, 1, 1, 99.999, uint8(3), uint8(0), uint8(0), "")
+	f.Add(5, 5, 0, 0.0, uint8(99), uint8(99), uint8(99), "bmp")
+	formats := []Format{FormatKeep, FormatAuto, JPEG, PNG, WebP, AVIF}
+	fits := []Fit{"", FitInside, FitOutside, FitCover, FitContain, FitFill}
+	gravities := []Gravity{"", GravityCenter, GravityNorth, GravitySouth, GravityEast, GravityWest, GravityNorthEast,
+		GravityNorthWest, GravitySouthEast, GravitySouthWest, GravityAttention, GravityEntropy}
+	f.Fuzz(func(t *testing.T, w, h, q int, b float64, fi, fiti, gi uint8, name string) {
+		o := Options{Width: w, Height: h, Quality: q, Blur: b,
+			Format: pick(formats, fi, Format(name)), Fit: pick(fits, fiti, Fit(name)), Gravity: pick(gravities, gi, Gravity(name))}
+		if o.Validate() != nil {
+			return
+		}
+		c := o.Canonical()
+		back, err := ParseCanonical(c)
+		if err != nil || back != o.Normalize() {
+			t.Fatalf("%+v: canonical %q parses to %+v, %v; want %+v", o, c, back, err, o.Normalize())
+		}
+	})
+}
+
+// pick returns names[i], or other if i is past the end.
+func pick[T any](names []T, i uint8, other T) T {
+	if int(i) < len(names) {
+		return names[i]
+	}
+	return other
+}
+
+// FuzzParseCanonical feeds arbitrary strings to ParseCanonical, as a stored cache key
+// or a hostile image-worker peer would: it never panics, fails only with EINVALID,
+// and accepts only the canonical form of valid, normalised options.
+func FuzzParseCanonical(f *testing.F) {
+	for _, s := range []string{"", "q=80&w=10", "w=10", "b=2&f=webp&q=80&w=400", "f=png&fit=cover&gravity=center&h=20&w=10",
+		"q=80&w=010", "Q=80", "q=80;w=1", "%zz", "q=80&w=10&w=10", "f=jpg&q=80", "b=0.5&q=80&w=1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		o, err := ParseCanonical(s)
+		if err != nil {
+			if coffer.ErrorCode(err) != coffer.EINVALID {
+				t.Fatalf("ParseCanonical(%q) = %v, want EINVALID", s, err)
+			}
+			return
+		}
+		if o.Validate() != nil || o.Normalize() != o || o.Canonical() != s {
+			t.Fatalf("ParseCanonical(%q) = %+v: canonical %q, valid: %v", s, o, o.Canonical(), o.Validate())
+		}
+	})
+}

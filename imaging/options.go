@@ -226,7 +226,7 @@ func known[T comparable](names map[string]T, v T) bool {
 }
 
 // Canonical returns the normalised options as a query string with sorted keys
-// ("b=2&f=webp&h=300&q=80&w=400"), "" for no transformation. Equivalent requests give
+// ("b=2&f=webp&q=80&w=400"), "" for no transformation. Equivalent requests give
 // the same string (parameter order and case, aliases, defaults, irrelevant fields do
 // not matter); Parse of the string gives back o.Normalize(). Use it for variant cache
 // keys (after Negotiate) and for presigned-URL signatures (before).
