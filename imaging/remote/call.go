@@ -20,7 +20,8 @@ var chunkBufs = sync.Pool{New: func() any { return new([ChunkSize]byte) }}
 // is exiting, and the call learns why from readLoop.
 var errWrite = errors.New("imagerpc: writing to the image worker failed")
 
-// transform runs one request on the child: it sends the options, streams src, then
+// transform runs one request on the child: it sends the options (as their canonical
+// string, so o must be valid: Engine.Transform validates it), streams src, then
 // waits for the result. When ctx ends it tells the child to cancel and returns.
 // answered reports whether the child sent a response (a result or an error of its
 // own): a child that answers works, whatever it made of this image.
@@ -30,7 +31,7 @@ func (w *worker) transform(ctx context.Context, src io.Reader, o imaging.Options
 		return nil, false, err
 	}
 	defer w.unregister(id)
-	req := &imagerpc.Request{Options: optionsToProto(o), SizeHint: imaging.SizeOf(src)}
+	req := &imagerpc.Request{Transform: o.Canonical(), SizeHint: imaging.SizeOf(src)}
 	gone := w.fw.WriteFrame(&imagerpc.Frame{Id: id, Body: &imagerpc.Frame_Request{Request: req}}) != nil
 	if gone {
 		w.markGone(c)

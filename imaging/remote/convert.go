@@ -9,22 +9,9 @@ import (
 	"github.com/coffer/coffer/imaging/remote/imagerpc"
 )
 
-// protocol is the version this package speaks (Hello.protocol).
-const protocol = 1
-
-func optionsToProto(o imaging.Options) *imagerpc.Options {
-	return &imagerpc.Options{
-		Width: int32(o.Width), Height: int32(o.Height), Quality: int32(o.Quality), Blur: o.Blur,
-		Format: string(o.Format), Fit: string(o.Fit), Gravity: string(o.Gravity),
-	}
-}
-
-func optionsFromProto(p *imagerpc.Options) imaging.Options {
-	return imaging.Options{
-		Width: int(p.GetWidth()), Height: int(p.GetHeight()), Quality: int(p.GetQuality()), Blur: p.GetBlur(),
-		Format: imaging.Format(p.GetFormat()), Fit: imaging.Fit(p.GetFit()), Gravity: imaging.Gravity(p.GetGravity()),
-	}
-}
+// protocol is the version this package speaks (Hello.protocol). Version 2 sends the
+// transform as its canonical string (Request.transform) instead of an Options message.
+const protocol = 2
 
 // errorToProto keeps the code and client message of a coffer.Error; other errors
 // (a context error of a cancelled request, a bug) become EINTERNAL.

@@ -19,7 +19,11 @@
 //
 // The wire: length-prefixed protobuf frames (imagerpc/imagerpc.proto; a 4-byte
 // big-endian length, at most MaxFrame, then an imagerpc.Frame). Requests carry an id
-// and run concurrently in the one child; the source streams in chunks of ChunkSize
+// and run concurrently in the one child. A request names its transform by the
+// options' canonical string (imaging.Options.Canonical), which the worker parses
+// strictly with imaging.ParseCanonical (EINVALID for anything else), so a new
+// transform parameter changes imaging's options table, geometry and the vips
+// pipeline, never the protocol. The source streams in chunks of ChunkSize
 // (the server never holds it whole and refuses it with ETOOLARGE as soon as it passes
 // MaxSourceBytes), the result comes back in chunks, then a Response with the pipeline
 // step timings or a typed error: a coffer error code, the client message and the

@@ -5,7 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/imaging/remote/imagerpc"
 	"google.golang.org/protobuf/proto"
 )
@@ -15,8 +17,8 @@ import (
 // accepts must survive a write and a second read unchanged.
 func FuzzReadFrame(f *testing.F) {
 	for _, fr := range []*imagerpc.Frame{
-		{Body: &imagerpc.Frame_Hello{Hello: &imagerpc.Hello{Protocol: 1, Formats: []string{"jpeg"}}}},
-		{Id: 7, Body: &imagerpc.Frame_Request{Request: &imagerpc.Request{Options: optionsToProto(opts), SizeHint: 9}}},
+		{Body: &imagerpc.Frame_Hello{Hello: &imagerpc.Hello{Protocol: protocol, Formats: []string{"jpeg"}}}},
+		{Id: 7, Body: &imagerpc.Frame_Request{Request: &imagerpc.Request{Transform: opts.Canonical(), SizeHint: 9}}},
 		{Id: 7, Body: &imagerpc.Frame_Chunk{Chunk: &imagerpc.Chunk{Data: []byte("abc"), Last: true}}},
 		{Id: 7, Body: &imagerpc.Frame_Response{Response: &imagerpc.Response{Error: &imagerpc.Error{Code: "invalid", Message: "m"}}}},
 	} {
@@ -51,6 +53,33 @@ func FuzzReadFrame(f *testing.F) {
 			if err := (&frameReader{r: &b}).ReadFrame(again); err != nil || !proto.Equal(got, again) {
 				t.Fatalf("round trip: %v\n%v\n%v", err, got, again)
 			}
+		}
+	})
+}
+
+// FuzzServeTransform sends arbitrary transform strings to the worker's side of the
+// protocol, as a broken or hostile server would: it must never panic; a string it
+// accepts reaches the engine as valid, normalised options whose canonical form is
+// that string, and any other is answered with EINVALID without reaching the engine.
+func FuzzServeTransform(f *testing.F) {
+	for _, s := range []string{"", "q=80&w=10", opts.Canonical(), "b=2&f=webp&q=80&w=400", "w=10", "q=80&w=10&x=1",
+		"b=0.5&f=auto&fit=cover&gravity=attention&h=9&q=1&w=7", "q=80&w=%zz", "q=80;w=1", "f=png&h=1&w=1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return // proto3 strings are UTF-8: such a frame does not encode, nor decode (FuzzReadFrame)
+		}
+		resp, e := serveOne(t, s)
+		if !e.called {
+			if code := resp.GetError().GetCode(); code != coffer.EINVALID {
+				t.Fatalf("%q refused with %q, want %q", s, code, coffer.EINVALID)
+			}
+			return
+		}
+		o := e.got
+		if resp.GetError() != nil || o.Validate() != nil || o.Normalize() != o || o.Canonical() != s {
+			t.Fatalf("%q reached the engine as %+v (canonical %q, valid: %v); response %v", s, o, o.Canonical(), o.Validate(), resp)
 		}
 	})
 }

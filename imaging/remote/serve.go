@@ -112,11 +112,12 @@ func (s *server) start(id uint64, req *imagerpc.Request) {
 		s.log.Error("duplicate request id", "id", id)
 		return
 	}
+	transform := req.GetTransform()
 	s.running.Add(1)
 	go func() {
 		defer s.running.Done()
 		defer s.finish(id)
-		s.run(ctx, id, r, optionsFromProto(req.GetOptions()))
+		s.run(ctx, id, r, transform)
 	}()
 }
 
@@ -128,9 +129,16 @@ func (s *server) finish(id uint64) {
 	r.cancel()
 }
 
-// run transforms one source and writes the answer.
-func (s *server) run(ctx context.Context, id uint64, r *request, o imaging.Options) {
-	res, err := s.engine.Transform(ctx, r.src, o)
+// run transforms one source as transform (Request.transform) says and writes the
+// answer. The transform is parsed strictly: a string not in the canonical form
+// imaging.Options.Canonical writes is answered with EINVALID and never reaches the
+// engine, so a peer cannot slip in options the server would not have sent.
+func (s *server) run(ctx context.Context, id uint64, r *request, transform string) {
+	o, err := imaging.ParseCanonical(transform)
+	var res *imaging.Result
+	if err == nil {
+		res, err = s.engine.Transform(ctx, r.src, o)
+	}
 	r.src.abort(errCancelled) // the engine read what it needed; drop the rest
 	if err == nil {
 		err = s.sendResult(id, res)
