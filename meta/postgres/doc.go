@@ -8,4 +8,7 @@
 // advisory lock, so several processes starting at once apply each migration once. The
 // schema lives in the connection's search_path: add search_path=NAME to the URL to keep
 // coffer's tables in their own schema.
+//
+// The queries are the shared SQL core's (meta/internal/sqlcore); this package holds
+// the PostgreSQL dialect, the connection and the migrations.
 package postgres

@@ -2,24 +2,39 @@ package postgres
 
 import (
 	"context"
+	"embed"
 	"errors"
-	"sync/atomic"
+	"strconv"
+	"time"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/meta"
-	"github.com/jackc/pgx/v5"
+	"github.com/coffer/coffer/meta/internal/sqlcore"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// Store is the PostgreSQL metadata store. It is safe for concurrent use.
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is the PostgreSQL metadata store. It is safe for concurrent use. Its methods
+// are the shared SQL core's (meta/internal/sqlcore) over this package's dialect:
+// transactions are READ COMMITTED and rows that are read and then written are locked
+// with FOR UPDATE; Migrate holds pg_advisory_xact_lock, so processes that start
+// together wait for each other.
 type Store struct {
+	*core
 	pool *pgxpool.Pool
-	// onEvent runs after a transaction that stored a webhook event commits.
-	onEvent atomic.Pointer[func()]
 }
 
-var _ meta.Store = (*Store)(nil)
+// core is the shared SQL store, embedded under an unexported name.
+type core = sqlcore.Store
+
+var (
+	_ meta.Store      = (*Store)(nil)
+	_ meta.Outbox     = (*Store)(nil)
+	_ meta.Rejections = (*Store)(nil)
+)
 
 // Open connects to the database at url (a postgres:// URL or key=value DSN; pool
 // settings like pool_max_conns are accepted). It does not migrate: call Migrate.
@@ -36,12 +51,12 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, coffer.Internal(err, "connect to postgres")
 	}
-	return &Store{pool: pool}, nil
+	return &Store{core: sqlcore.New(conn{pool}, newDialect()), pool: pool}, nil
 }
 
 // Ping checks the connection.
 func (s *Store) Ping(ctx context.Context) error {
-	return dbErr(s.pool.Ping(ctx), "ping postgres")
+	return newDialect().Err(s.pool.Ping(ctx), "ping postgres")
 }
 
 // Close closes the pool.
@@ -50,23 +65,17 @@ func (s *Store) Close() error {
 	return nil
 }
 
-// tx runs fn in a transaction (READ COMMITTED; rows that are read and then written are
-// locked with FOR UPDATE) and commits it when fn returns nil.
-func (s *Store) tx(ctx context.Context, what string, fn func(pgx.Tx) error) error {
-	return dbErr(pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, fn), what)
-}
-
-// querier is what both the pool and a transaction offer.
-type querier interface {
-	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-}
+// migrateLock is the advisory lock key held while migrating ("coffer" in ASCII).
+const migrateLock int64 = 0x636f66666572
 
 // PostgreSQL error codes mapped to domain errors.
 const (
 	uniqueViolation     = "23505"
 	foreignKeyViolation = "23503"
+	// text PostgreSQL cannot store: character_not_in_repertoire (NUL, invalid UTF-8),
+	// untranslatable_character
+	notInRepertoire = "22021"
+	untranslatable  = "22P05"
 )
 
 func pgCode(err error) string {
@@ -77,26 +86,38 @@ func pgCode(err error) string {
 	return ""
 }
 
-// dbErr maps err to a *coffer.Error: domain errors pass through, constraint violations
-// become ECONFLICT or ENOTFOUND, text PostgreSQL cannot store (NUL, invalid UTF-8)
-// EINVALID, anything else EINTERNAL.
-func dbErr(err error, what string) error {
-	var ce *coffer.Error
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &ce):
-		return err
-	case errors.Is(err, pgx.ErrNoRows):
-		return coffer.Errorf(coffer.ENOTFOUND, "%s: not found", what)
+// newDialect describes PostgreSQL to the shared core.
+func newDialect() *sqlcore.Dialect {
+	return &sqlcore.Dialect{
+		Name:       "postgres",
+		Time:       func(t time.Time) any { return t },
+		TimeType:   "timestamptz",
+		List:       func(l []string) any { return l },
+		ListDest:   func(l *[]string) any { return l },
+		JSONArg:    "?::text::jsonb",
+		JSONText:   func(col string) string { return col + "::text" },
+		UUIDArg:    "?::uuid",
+		ForUpdate:  " FOR UPDATE",
+		KeyShare:   " FOR KEY SHARE",
+		Contains:   func(h, n string) string { return "strpos(" + h + ", " + n + ") > 0" },
+		HasPrefix:  hasPrefix,
+		True:       "TRUE",
+		False:      "FALSE",
+		Filter:     filterDialect,
+		Unique:     func(err error) bool { return pgCode(err) == uniqueViolation },
+		ForeignKey: func(err error) bool { return pgCode(err) == foreignKeyViolation },
+		Unstorable: func(err error) bool { c := pgCode(err); return c == notInRepertoire || c == untranslatable },
+		Migrations: migrations,
+		MigrationsTable: `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)`,
+		MigrateLock: `SELECT pg_advisory_xact_lock(` + strconv.FormatInt(migrateLock, 10) + `)`,
+		Claim:       claim,
+		Redeliver:   redeliver,
 	}
-	switch pgCode(err) {
-	case uniqueViolation:
-		return coffer.Errorf(coffer.ECONFLICT, "%s: already exists", what)
-	case foreignKeyViolation:
-		return coffer.Errorf(coffer.ENOTFOUND, "%s: bucket not found", what)
-	case "22021", "22P05": // character_not_in_repertoire, untranslatable_character
-		return coffer.Errorf(coffer.EINVALID, "%s: text contains characters that cannot be stored", what)
-	}
-	return coffer.Internal(err, what)
+}
+
+// hasPrefix uses starts_with: LIKE would need the prefix escaped.
+func hasPrefix(col, prefix string, args *[]any) string {
+	*args = append(*args, prefix)
+	return "starts_with(" + col + ", ?)"
 }
