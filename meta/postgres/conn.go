@@ -9,6 +9,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
+// core is the shared SQL store, embedded under an unexported name.
+type core = sqlcore.Store
+
 // conn runs the shared core's statements on a pgx pool, numbering their ?
 // placeholders (sqlcore.Rebind). A statement without arguments is sent as it is, so a
 // migration may hold several statements.

@@ -8,24 +8,15 @@ import (
 	"github.com/coffer/coffer/meta/internal/sqlcore"
 )
 
-// redeliver makes a delivery pending again unless its lease runs (see meta.Outbox), in
-// one statement that locks the row.
-func redeliver(ctx context.Context, db sqlcore.DB, subID string, id int64, now time.Time) error {
-	var leased bool
-	err := db.QueryRow(ctx, `WITH d AS (SELECT id, claimed AND next_at > $1 AS leased FROM webhook_deliveries
+// redeliver makes a delivery pending again unless its lease runs (see
+// sqlcore.Dialect.Redeliver), in one statement that locks the row.
+func redeliver(ctx context.Context, db sqlcore.DB, subID string, id int64, now time.Time) (leased bool, err error) {
+	err = db.QueryRow(ctx, `WITH d AS (SELECT id, claimed AND next_at > $1 AS leased FROM webhook_deliveries
 			WHERE id = $2 AND subscription_id = $3 FOR UPDATE),
 		u AS (UPDATE webhook_deliveries w SET state = 'pending', attempts = 0, claimed = false, last_status = 0,
 			last_error = '', next_at = $1, updated_at = $1 FROM d WHERE w.id = d.id AND NOT d.leased)
 		SELECT leased FROM d`, now, id, subID).Scan(&leased)
-	switch {
-	case sqlcore.IsNoRows(err):
-		return meta.ErrDeliveryNotFound(subID, id)
-	case err != nil:
-		return err
-	case leased:
-		return meta.ErrDeliveryInFlight(id)
-	}
-	return nil
+	return leased, err
 }
 
 // claimSQL leases due deliveries; rows another node is claiming are skipped, not waited

@@ -7,6 +7,9 @@ import (
 	"github.com/coffer/coffer/meta/internal/sqlcore"
 )
 
+// core is the shared SQL store, embedded under an unexported name.
+type core = sqlcore.Store
+
 // conn runs the shared core's statements on database/sql. SQLite has one writer at a
 // time: wsem (capacity 1) serialises this process's writes, so they queue here rather
 // than spin on SQLITE_BUSY; BEGIN IMMEDIATE (see dsnParams) orders them against other

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"database/sql/driver"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -12,6 +13,9 @@ import (
 	"github.com/coffer/coffer/meta/internal/sqlcore"
 	msqlite "modernc.org/sqlite"
 )
+
+//go:embed migrations/*.sql
+var migrations embed.FS
 
 // newDialect describes SQLite to the shared core: timestamps are Unix microseconds,
 // string lists and JSON are text, booleans 0/1, and there are no row locks (one writer

@@ -9,24 +9,20 @@ import (
 	"github.com/coffer/coffer/meta/internal/sqlcore"
 )
 
-// redeliver makes a delivery pending again unless its lease runs (see meta.Outbox).
-func redeliver(ctx context.Context, db sqlcore.DB, subID string, id int64, now time.Time) error {
-	return db.Tx(ctx, func(tx sqlcore.Querier) error {
-		var leased bool
+// redeliver makes a delivery pending again unless its lease runs (see
+// sqlcore.Dialect.Redeliver).
+func redeliver(ctx context.Context, db sqlcore.DB, subID string, id int64, now time.Time) (leased bool, err error) {
+	err = db.Tx(ctx, func(tx sqlcore.Querier) error {
 		err := tx.QueryRow(ctx, `SELECT claimed = 1 AND next_at > ? FROM webhook_deliveries
 			WHERE id = ? AND subscription_id = ?`, now.UnixMicro(), id, subID).Scan(&leased)
-		switch {
-		case sqlcore.IsNoRows(err):
-			return meta.ErrDeliveryNotFound(subID, id)
-		case err != nil:
+		if err != nil || leased {
 			return err
-		case leased:
-			return meta.ErrDeliveryInFlight(id)
 		}
 		_, err = tx.Exec(ctx, `UPDATE webhook_deliveries SET state = 'pending', attempts = 0, claimed = 0,
 			last_status = 0, last_error = '', next_at = ?, updated_at = ? WHERE id = ?`, now.UnixMicro(), now.UnixMicro(), id)
 		return err
 	})
+	return leased, err
 }
 
 // claim leases up to limit due deliveries. SQLite has one writer at a time, so

@@ -3,19 +3,14 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"embed"
 	"errors"
 	"net/url"
 
 	"github.com/coffer/coffer"
-	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/meta/internal/sqlcore"
 	"modernc.org/sqlite"
 	lib "modernc.org/sqlite/lib"
 )
-
-//go:embed migrations/*.sql
-var migrations embed.FS
 
 // Store is the SQLite metadata store. It is safe for concurrent use. Its methods are the
 // shared SQL core's (meta/internal/sqlcore) over this package's dialect; Migrate runs
@@ -26,14 +21,7 @@ type Store struct {
 	db *sql.DB
 }
 
-// core is the shared SQL store, embedded under an unexported name.
-type core = sqlcore.Store
-
-var (
-	_ meta.Store      = (*Store)(nil)
-	_ meta.Outbox     = (*Store)(nil)
-	_ meta.Rejections = (*Store)(nil)
-)
+var _ sqlcore.Engine = (*Store)(nil)
 
 // maxConns bounds the pool: enough for concurrent readers next to the one writer.
 const maxConns = 8

@@ -52,11 +52,17 @@ func (s *Store) ListDeliveries(ctx context.Context, q meta.DeliveryQuery) ([]*co
 
 // Redeliver makes a delivery pending again, due at now, with a fresh attempt budget.
 func (s *Store) Redeliver(ctx context.Context, subID string, id int64, now time.Time) error {
-	err := s.err(s.d.Redeliver(ctx, s.db, subID, id, now), "redeliver")
-	if err == nil {
-		s.fireEvent()
+	leased, err := s.d.Redeliver(ctx, s.db, subID, id, now)
+	switch {
+	case IsNoRows(err):
+		return meta.ErrDeliveryNotFound(subID, id)
+	case err != nil:
+		return s.err(err, "redeliver")
+	case leased:
+		return meta.ErrDeliveryInFlight(id)
 	}
-	return err
+	s.fireEvent()
+	return nil
 }
 
 // ClaimDeliveries leases up to limit due deliveries.

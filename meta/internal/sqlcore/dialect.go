@@ -52,9 +52,12 @@ type Dialect struct {
 	MigrateLock     string
 
 	// Claim and Redeliver are the webhook queries whose locking is engine-specific;
-	// see meta.Outbox for their contract. They may return unmapped errors.
+	// see meta.Outbox for their contract. They may return unmapped errors. Redeliver
+	// resets delivery id of subscription subID unless its lease runs at now, and
+	// reports whether it does; an error wrapping sql.ErrNoRows if there is no such
+	// delivery.
 	Claim     func(ctx context.Context, db DB, now, leaseUntil time.Time, limit int) ([]*meta.Claim, error)
-	Redeliver func(ctx context.Context, db DB, subID string, id int64, now time.Time) error
+	Redeliver func(ctx context.Context, db DB, subID string, id int64, now time.Time) (leased bool, err error)
 }
 
 // Rebind rewrites ? placeholders as $1, $2... for engines that number them. A ? inside

@@ -98,6 +98,16 @@ func (d *Dialect) Err(err error, what string) error {
 // err maps err as the dialect does.
 func (s *Store) err(err error, what string) error { return s.d.Err(err, what) }
 
+// Engine is what an engine package's Store offers: the core's methods plus its own
+// Ping and Close.
+type Engine interface {
+	meta.Store
+	meta.Outbox
+	meta.Rejections
+	// Migrate applies pending migrations; see Store.Migrate.
+	Migrate(ctx context.Context) error
+}
+
 var (
 	_ meta.Outbox     = (*Store)(nil)
 	_ meta.Rejections = (*Store)(nil)
