@@ -42,7 +42,7 @@ func newDialect() *sqlcore.Dialect {
 		TimeType:   "timestamptz",
 		List:       func(l []string) any { return l },
 		ListDest:   func(l *[]string) any { return l },
-		JSONArg:    "?::text::jsonb",
+		JSONArg:    "?::text::json",
 		JSONText:   func(col string) string { return col + "::text" },
 		UUIDArg:    "?::uuid",
 		ForUpdate:  " FOR UPDATE",

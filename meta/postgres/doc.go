@@ -2,7 +2,7 @@
 //
 // Names and bucket ids use the "C" collation so that listings are ordered bytewise,
 // exactly like the SQLite store, whatever the database's locale. File ids are uuid
-// columns; metadata is jsonb; timestamps are timestamptz (microsecond precision).
+// columns; metadata is json (kept as sent); timestamps are timestamptz (microsecond precision).
 //
 // Open does not migrate: call Migrate once after Open. Migrate holds a transaction-level
 // advisory lock, so several processes starting at once apply each migration once. The

@@ -23,7 +23,7 @@ type Dialect struct {
 	List func(l []string) any
 	// ListDest returns a scan destination that reads a list of strings into *l.
 	ListDest func(l *[]string) any
-	// JSONArg is the placeholder for a JSON column, e.g. "?" or "?::text::jsonb".
+	// JSONArg is the placeholder for a JSON column, e.g. "?" or "?::text::json".
 	JSONArg string
 	// JSONText renders a JSON column read back as text, e.g. "metadata::text".
 	JSONText func(col string) string
