@@ -11,7 +11,8 @@ import (
 	"github.com/coffer/coffer/meta"
 )
 
-// Dialect is what differs between SQL engines. Every field must be set.
+// Dialect is what differs between SQL engines. Every function field must be set;
+// ForUpdate, KeyShare and MigrateLock may be "".
 type Dialect struct {
 	// Name is the engine's name, in error messages ("migrate sqlite").
 	Name string

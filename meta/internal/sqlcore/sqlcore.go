@@ -65,7 +65,7 @@ type Store struct {
 	onEvent atomic.Pointer[func()]
 }
 
-// New returns a Store over db. d must have every field set (see Dialect).
+// New returns a Store over db in dialect d (see Dialect for what must be set).
 func New(db DB, d *Dialect) *Store { return &Store{db: db, d: d, fileCols: fileCols(d)} }
 
 // write runs fn in a transaction and maps its error.
