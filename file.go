@@ -1,9 +1,10 @@
 package coffer
 
 import (
+	"bytes"
 	"encoding/json"
-	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // File is one stored object's metadata. BlobKey is internal: where the bytes live in the
@@ -62,21 +63,27 @@ func (u FileUpdate) Apply(f *File) {
 	}
 }
 
-// ValidateMetadata checks that m is a JSON object of reasonable size and returns it
-// compacted ("{}" for empty input).
+// ValidateMetadata is the one metadata normaliser: it checks that m is a JSON object of
+// at most MaxMetadataBytes in valid UTF-8 and returns it compacted ("{}" for empty or
+// null input). Keys, their order and numbers are kept as sent: m is validated, never
+// decoded into a map. EINVALID otherwise.
 func ValidateMetadata(m []byte) (json.RawMessage, error) {
-	if len(strings.TrimSpace(string(m))) == 0 || string(m) == "null" {
+	t := bytes.Trim(m, " \t\r\n") // JSON whitespace only
+	if len(t) == 0 || string(t) == "null" {
 		return json.RawMessage("{}"), nil
 	}
 	if len(m) > MaxMetadataBytes {
 		return nil, Errorf(EINVALID, "metadata is larger than %d bytes", MaxMetadataBytes)
 	}
-	var obj map[string]any
-	if err := json.Unmarshal(m, &obj); err != nil || obj == nil {
+	if t[0] != '{' || !utf8.Valid(t) {
 		return nil, Errorf(EINVALID, "metadata must be a JSON object")
 	}
-	out, _ := json.Marshal(obj)
-	return out, nil
+	var buf bytes.Buffer
+	buf.Grow(len(t))
+	if err := json.Compact(&buf, t); err != nil {
+		return nil, Errorf(EINVALID, "metadata must be a JSON object")
+	}
+	return buf.Bytes(), nil
 }
 
 // MaxMetadataBytes bounds a file's metadata JSON.

@@ -1,7 +1,10 @@
 package coffer
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -135,8 +138,12 @@ func TestParseFileID(t *testing.T) {
 	}
 }
 
+// FuzzValidateMetadata checks that accepted metadata is an object that re-validates to
+// itself and carries the same tokens as the input: keys in the order sent, numbers as
+// written.
 func FuzzValidateMetadata(f *testing.F) {
-	for _, s := range []string{`{}`, `{"a":1}`, `null`, `[]`, `"x"`, `{"a":{"b":[1,2,{"c":null}]}}`, `{`, ``, `{"a":1e999}`} {
+	for _, s := range []string{`{}`, `{"a":1}`, `null`, `[]`, `"x"`, `{"a":{"b":[1,2,{"c":null}]}}`, `{`, ``,
+		`{"a":1e999}`, `{"z":1,"a":2}`, `{"n":12345678901234567890}`, "{\"a\":\"\xff\"}", `{} {}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
@@ -151,5 +158,56 @@ func FuzzValidateMetadata(f *testing.F) {
 		if err != nil || string(again) != string(out) || out[0] != '{' {
 			t.Fatalf("accepted %q as %q, which re-validates as %q, %v", b, out, again, err)
 		}
+		if s := strings.Trim(string(b), " \t\r\n"); s == "" || s == "null" {
+			return
+		}
+		if in, got := jsonTokens(t, b), jsonTokens(t, out); in != got {
+			t.Fatalf("accepted %q as %q: tokens %s, want %s", b, out, got, in)
+		}
 	})
+}
+
+// TestValidateMetadata pins the normaliser's behaviour: compacted, keys and numbers as
+// sent, anything but a JSON object in valid UTF-8 refused.
+func TestValidateMetadata(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{``, `{}`},
+		{` null `, `{}`},
+		{`{ "z": 1, "a": 2 }`, `{"z":1,"a":2}`},
+		{`{"n":12345678901234567890,"f":1.50,"e":1e999}`, `{"n":12345678901234567890,"f":1.50,"e":1e999}`},
+		{`{"h":"<&>"}`, `{"h":"<&>"}`},
+		{`[1]`, ``},
+		{`"x"`, ``},
+		{`{} {}`, ``},
+		{"{\"a\":\"\xff\"}", ``},
+		{`{"a":` + strings.Repeat(" ", MaxMetadataBytes) + `1}`, ``},
+	} {
+		out, err := ValidateMetadata([]byte(tt.in))
+		if tt.want == "" {
+			if ErrorCode(err) != EINVALID {
+				t.Errorf("ValidateMetadata(%.40q) = %s, %v; want EINVALID", tt.in, out, err)
+			}
+			continue
+		}
+		if err != nil || string(out) != tt.want {
+			t.Errorf("ValidateMetadata(%.40q) = %s, %v; want %s", tt.in, out, err, tt.want)
+		}
+	}
+}
+
+// jsonTokens renders the token stream of a JSON document, numbers as written.
+func jsonTokens(t *testing.T, b []byte) string {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var sb strings.Builder
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			return sb.String()
+		}
+		if err != nil {
+			t.Fatalf("tokens of %q: %v", b, err)
+		}
+		fmt.Fprintf(&sb, "%T:%v ", tok, tok)
+	}
 }

@@ -4,7 +4,8 @@
 //   - Errors are *coffer.Error with the codes named on each method; anything else is a
 //     backend failure and is returned wrapped as EINTERNAL.
 //   - Timestamps are UTC, truncated to microseconds (PostgreSQL's precision).
-//   - Metadata JSON round-trips as an equivalent JSON object ("{}" when empty).
+//   - Metadata JSON round-trips as sent, compacted: keys in their order, numbers as
+//     written ("{}" when empty); see coffer.ValidateMetadata.
 //   - An upload intent records a blob key that is being written. Blobs referenced
 //     neither by a file row nor by an intent are orphans and may be deleted at any time.
 package meta

@@ -1,7 +1,6 @@
 package meta
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"strings"
@@ -73,23 +72,6 @@ func FileID(id string) (string, bool) {
 	return u.String(), true
 }
 
-// Metadata returns m compacted, "{}" when empty or null; EINVALID unless m is a JSON
-// object. Keys and numbers are kept as given (no float64 round trip).
-func Metadata(m json.RawMessage) (string, error) {
-	t := bytes.TrimSpace(m)
-	if len(t) == 0 || string(t) == "null" {
-		return "{}", nil
-	}
-	if t[0] != '{' || !json.Valid(t) {
-		return "", coffer.Errorf(coffer.EINVALID, "metadata must be a JSON object")
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, t); err != nil {
-		return "", coffer.Errorf(coffer.EINVALID, "metadata must be a JSON object")
-	}
-	return buf.String(), nil
-}
-
 // Now returns the current time as stores record it: UTC, truncated to microseconds.
 func Now() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 
@@ -101,11 +83,11 @@ func PrepareInsert(f *coffer.File, now time.Time) (*coffer.File, error) {
 	if !ok {
 		return nil, coffer.Errorf(coffer.EINVALID, "file id %q is not a UUID", f.ID)
 	}
-	md, err := Metadata(f.Metadata)
+	md, err := coffer.ValidateMetadata(f.Metadata)
 	if err != nil {
 		return nil, err
 	}
-	c.ID, c.Metadata = id, json.RawMessage(md)
+	c.ID, c.Metadata = id, md
 	c.CreatedAt, c.UpdatedAt = now, now
 	return &c, nil
 }
@@ -118,10 +100,10 @@ func ApplyUpdate(f *coffer.File, u coffer.FileUpdate, now time.Time) (*coffer.Fi
 	}
 	c := *f
 	u.Apply(&c)
-	md, err := Metadata(c.Metadata)
+	md, err := coffer.ValidateMetadata(c.Metadata)
 	if err != nil {
 		return nil, err
 	}
-	c.Metadata, c.UpdatedAt = json.RawMessage(md), now
+	c.Metadata, c.UpdatedAt = md, now
 	return &c, nil
 }

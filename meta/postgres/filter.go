@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"strconv"
 	"time"
 
 	"github.com/coffer/coffer"
@@ -13,12 +12,12 @@ const (
 	lower = "abcdefghijklmnopqrstuvwxyz"
 )
 
-// dialect renders filters for PostgreSQL, appending arguments to *args. Text is
+// filterDialect renders filters for PostgreSQL, appending arguments to *args. Text is
 // compared under COLLATE "C" (byte order, like Go) and case folding is ASCII-only
 // translate(), so results equal coffer.Expr.Match exactly.
-func dialect(args *[]any) meta.Dialect {
+func filterDialect(args *[]any) meta.Dialect {
 	return meta.Dialect{
-		Arg: func(v any) string { *args = append(*args, v); return "$" + strconv.Itoa(len(*args)) },
+		Arg: func(v any) string { *args = append(*args, v); return "?" }, // numbered by sqlcore.Rebind
 		Column: func(field string) string {
 			switch {
 			case field == coffer.FieldID:

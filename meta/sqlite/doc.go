@@ -13,4 +13,7 @@
 //
 // Timestamps are stored as integer Unix microseconds (UTC). Open does not migrate:
 // call Migrate once after Open.
+//
+// The queries are the shared SQL core's (meta/internal/sqlcore); this package holds
+// the SQLite dialect, the connection and the migrations.
 package sqlite

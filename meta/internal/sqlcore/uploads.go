@@ -1,8 +1,7 @@
-package sqlite
+package sqlcore
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"github.com/coffer/coffer"
@@ -24,15 +23,15 @@ func (s *Store) BeginUpload(ctx context.Context, blobKey string, f *coffer.File)
 		}
 		row.BlobKey, row.IsUploaded = blobKey, false
 	}
-	err := s.write(ctx, "begin upload", func(tx *sql.Tx) error {
+	err := s.write(ctx, "begin upload", func(tx Querier) error {
 		fileID := ""
 		if row != nil {
-			if err := insertFile(ctx, tx, row); err != nil {
+			if err := s.insertFile(ctx, tx, row); err != nil {
 				return err
 			}
 			fileID = row.ID
 		}
-		return insertIntent(ctx, tx, blobKey, fileID, now)
+		return s.insertIntent(ctx, tx, blobKey, fileID, now)
 	})
 	if err == nil && f != nil {
 		*f = *row
@@ -40,10 +39,11 @@ func (s *Store) BeginUpload(ctx context.Context, blobKey string, f *coffer.File)
 	return err
 }
 
-func insertIntent(ctx context.Context, tx *sql.Tx, blobKey, fileID string, now time.Time) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO upload_intents (blob_key, file_id, created_at) VALUES (?, ?, ?)`,
-		blobKey, fileID, micros(now))
-	if isUnique(err) {
+// insertIntent records an upload of blobKey: ECONFLICT if one is in progress.
+func (s *Store) insertIntent(ctx context.Context, tx Querier, blobKey, fileID string, now time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO upload_intents (blob_key, file_id, created_at) VALUES (?, ?, ?)`,
+		blobKey, fileID, s.d.Time(now))
+	if s.d.Unique(err) {
 		return coffer.Errorf(coffer.ECONFLICT, "an upload of this blob key is already in progress")
 	}
 	return err
@@ -51,12 +51,8 @@ func insertIntent(ctx context.Context, tx *sql.Tx, blobKey, fileID string, now t
 
 // deleteIntent removes the intent for blobKey: ECONFLICT if there is none (the upload
 // was swept as abandoned and its blob may be gone).
-func deleteIntent(ctx context.Context, tx *sql.Tx, blobKey string) error {
-	res, err := tx.ExecContext(ctx, `DELETE FROM upload_intents WHERE blob_key = ?`, blobKey)
-	if err != nil {
-		return err
-	}
-	n, err := res.RowsAffected()
+func deleteIntent(ctx context.Context, tx Querier, blobKey string) error {
+	n, err := tx.Exec(ctx, `DELETE FROM upload_intents WHERE blob_key = ?`, blobKey)
 	if err == nil && n == 0 {
 		err = coffer.Errorf(coffer.ECONFLICT, "the upload was abandoned (no upload intent for its blob); retry")
 	}
@@ -65,15 +61,17 @@ func deleteIntent(ctx context.Context, tx *sql.Tx, blobKey string) error {
 
 // CommitUpload applies u to file id, bumps UpdatedAt and removes the intent for
 // blobKey in one transaction. ENOTFOUND if the file is gone; ECONFLICT if u.IfBlobKey
-// differs or if the intent is gone.
+// differs or if the intent is gone. The row is locked (or writers are serialised), so
+// concurrent commits with the same IfBlobKey run one after the other and only the first
+// succeeds.
 func (s *Store) CommitUpload(ctx context.Context, id, blobKey string, u coffer.FileUpdate) (before, after *coffer.File, err error) {
 	cid, ok := meta.FileID(id)
 	if !ok {
 		return nil, nil, fileNotFound(id)
 	}
-	err = s.writeEmit(ctx, "commit upload", func(tx *sql.Tx, emit emitFunc) error {
+	err = s.writeEmit(ctx, "commit upload", func(tx Querier, emit emitFunc) error {
 		var err error
-		if before, err = getFile(ctx, tx, cid); err != nil {
+		if before, err = s.getFile(ctx, tx, cid, s.d.ForUpdate); err != nil {
 			return err
 		}
 		if after, err = meta.ApplyUpdate(before, u, meta.Now()); err != nil {
@@ -82,7 +80,7 @@ func (s *Store) CommitUpload(ctx context.Context, id, blobKey string, u coffer.F
 		if err := deleteIntent(ctx, tx, blobKey); err != nil {
 			return err
 		}
-		if err := updateFile(ctx, tx, after); err != nil {
+		if err := s.updateFile(ctx, tx, after); err != nil {
 			return err
 		}
 		return emit(meta.ReplaceEvent(ctx, before, after, after.UpdatedAt))
@@ -108,9 +106,9 @@ func (s *Store) CreateFiles(ctx context.Context, files []*coffer.File) error {
 		row.IsUploaded = true
 		rows[i] = row
 	}
-	err := s.writeEmit(ctx, "create files", func(tx *sql.Tx, emit emitFunc) error {
+	err := s.writeEmit(ctx, "create files", func(tx Querier, emit emitFunc) error {
 		for _, row := range rows {
-			if err := insertFile(ctx, tx, row); err != nil {
+			if err := s.insertFile(ctx, tx, row); err != nil {
 				return err
 			}
 			if err := deleteIntent(ctx, tx, row.BlobKey); err != nil {
@@ -132,40 +130,31 @@ func (s *Store) CreateFiles(ctx context.Context, files []*coffer.File) error {
 
 // AbortUpload removes the intent for blobKey and a not-yet-uploaded row pointing at it.
 func (s *Store) AbortUpload(ctx context.Context, blobKey string) error {
-	return s.write(ctx, "abort upload", func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM upload_intents WHERE blob_key = ?`, blobKey); err != nil {
+	return s.write(ctx, "abort upload", func(tx Querier) error {
+		if _, err := tx.Exec(ctx, `DELETE FROM upload_intents WHERE blob_key = ?`, blobKey); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `DELETE FROM files WHERE blob_key = ? AND is_uploaded = 0`, blobKey)
+		_, err := tx.Exec(ctx, `DELETE FROM files WHERE blob_key = ? AND is_uploaded = `+s.d.False, blobKey)
 		return err
 	})
 }
 
 // StaleIntents returns intents created before olderThan, oldest first.
 func (s *Store) StaleIntents(ctx context.Context, olderThan time.Time) ([]meta.Intent, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT blob_key, file_id, created_at FROM upload_intents
-		WHERE created_at < ? ORDER BY created_at, blob_key`, micros(olderThan))
-	if err != nil {
-		return nil, dbErr(err, "list stale intents")
-	}
-	defer rows.Close()
-	out := []meta.Intent{}
-	for rows.Next() {
+	rows, err := s.db.Query(ctx, `SELECT blob_key, file_id, created_at FROM upload_intents
+		WHERE created_at < ? ORDER BY created_at, blob_key`, s.d.Time(olderThan))
+	out, err := Collect(rows, err, func(r Row) (meta.Intent, error) {
 		var in meta.Intent
-		var created int64
-		if err := rows.Scan(&in.BlobKey, &in.FileID, &created); err != nil {
-			return nil, dbErr(err, "list stale intents")
-		}
-		in.CreatedAt = fromMicros(created)
-		out = append(out, in)
-	}
-	return out, dbErr(rows.Err(), "list stale intents")
+		err := r.Scan(&in.BlobKey, &in.FileID, Time{&in.CreatedAt})
+		return in, err
+	})
+	return out, s.err(err, "list stale intents")
 }
 
 // BlobReferenced reports whether blobKey is referenced by a file row or an intent.
 func (s *Store) BlobReferenced(ctx context.Context, blobKey string) (bool, error) {
 	var ref bool
-	err := s.db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM files WHERE blob_key = ?)
+	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM files WHERE blob_key = ?)
 		OR EXISTS (SELECT 1 FROM upload_intents WHERE blob_key = ?)`, blobKey, blobKey).Scan(&ref)
-	return ref, dbErr(err, "check blob reference")
+	return ref, s.err(err, "check blob reference")
 }

@@ -1,10 +1,7 @@
-package sqlite
+package sqlcore
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
-	"errors"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/meta"
@@ -15,33 +12,29 @@ const bucketCols = `id, min_upload_file_size, max_upload_file_size, allowed_mime
 
 const insertBucket = `INSERT INTO buckets (` + bucketCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
-func bucketArgs(b *coffer.Bucket) []any {
+// bucketArgs returns b's columns in bucketCols order.
+func (s *Store) bucketArgs(b *coffer.Bucket) []any {
 	types := b.AllowedMimeTypes
 	if types == nil {
 		types = []string{}
 	}
-	mt, _ := json.Marshal(types)
-	return []any{b.ID, b.MinUploadFileSize, b.MaxUploadFileSize, string(mt), b.CacheControl,
+	return []any{b.ID, b.MinUploadFileSize, b.MaxUploadFileSize, s.d.List(types), b.CacheControl,
 		b.DownloadExpiration, b.PresignedURLsEnabled, b.Public, b.AllowInline,
-		micros(b.CreatedAt), micros(b.UpdatedAt)}
+		s.d.Time(b.CreatedAt), s.d.Time(b.UpdatedAt)}
 }
 
-func scanBucket(r scanner) (*coffer.Bucket, error) {
+// scanBucket reads a row of bucketCols.
+func (s *Store) scanBucket(r Row) (*coffer.Bucket, error) {
 	var b coffer.Bucket
-	var mt string
-	var created, updated int64
-	err := r.Scan(&b.ID, &b.MinUploadFileSize, &b.MaxUploadFileSize, &mt, &b.CacheControl,
-		&b.DownloadExpiration, &b.PresignedURLsEnabled, &b.Public, &b.AllowInline, &created, &updated)
+	err := r.Scan(&b.ID, &b.MinUploadFileSize, &b.MaxUploadFileSize, s.d.ListDest(&b.AllowedMimeTypes),
+		&b.CacheControl, &b.DownloadExpiration, &b.PresignedURLsEnabled, &b.Public, &b.AllowInline,
+		Time{&b.CreatedAt}, Time{&b.UpdatedAt})
 	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal([]byte(mt), &b.AllowedMimeTypes); err != nil {
 		return nil, err
 	}
 	if b.AllowedMimeTypes == nil {
 		b.AllowedMimeTypes = []string{}
 	}
-	b.CreatedAt, b.UpdatedAt = fromMicros(created), fromMicros(updated)
 	return &b, nil
 }
 
@@ -54,9 +47,9 @@ func (s *Store) CreateBucket(ctx context.Context, b *coffer.Bucket) error {
 	nb := *b
 	nb.CreatedAt = meta.Now()
 	nb.UpdatedAt = nb.CreatedAt
-	err := s.writeEmit(ctx, "create bucket", func(tx *sql.Tx, emit emitFunc) error {
-		_, err := tx.ExecContext(ctx, insertBucket, bucketArgs(&nb)...)
-		if isUnique(err) {
+	err := s.writeEmit(ctx, "create bucket", func(tx Querier, emit emitFunc) error {
+		_, err := tx.Exec(ctx, insertBucket, s.bucketArgs(&nb)...)
+		if s.d.Unique(err) {
 			return coffer.Errorf(coffer.ECONFLICT, "bucket %q already exists", b.ID)
 		}
 		if err != nil {
@@ -72,49 +65,39 @@ func (s *Store) CreateBucket(ctx context.Context, b *coffer.Bucket) error {
 
 // GetBucket returns ENOTFOUND if there is no such bucket.
 func (s *Store) GetBucket(ctx context.Context, id string) (*coffer.Bucket, error) {
-	return getBucket(ctx, s.db, id)
+	return s.getBucket(ctx, s.db, id, "")
 }
 
-func getBucket(ctx context.Context, q queryer, id string) (*coffer.Bucket, error) {
-	b, err := scanBucket(q.QueryRowContext(ctx, `SELECT `+bucketCols+` FROM buckets WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
+// getBucket reads bucket id; lock is "" or s.d.ForUpdate.
+func (s *Store) getBucket(ctx context.Context, q Querier, id, lock string) (*coffer.Bucket, error) {
+	b, err := s.scanBucket(q.QueryRow(ctx, `SELECT `+bucketCols+` FROM buckets WHERE id = ?`+lock, id))
+	if IsNoRows(err) {
 		return nil, bucketNotFound(id)
 	}
-	return b, dbErr(err, "get bucket")
+	return b, s.err(err, "get bucket")
 }
 
 // ListBuckets returns all buckets ordered by id.
 func (s *Store) ListBuckets(ctx context.Context) ([]*coffer.Bucket, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+bucketCols+` FROM buckets ORDER BY id`)
-	if err != nil {
-		return nil, dbErr(err, "list buckets")
-	}
-	defer rows.Close()
-	out := []*coffer.Bucket{}
-	for rows.Next() {
-		b, err := scanBucket(rows)
-		if err != nil {
-			return nil, dbErr(err, "list buckets")
-		}
-		out = append(out, b)
-	}
-	return out, dbErr(rows.Err(), "list buckets")
+	rows, err := s.db.Query(ctx, `SELECT `+bucketCols+` FROM buckets ORDER BY id`)
+	out, err := Collect(rows, err, s.scanBucket)
+	return out, s.err(err, "list buckets")
 }
 
 // UpdateBucket applies u and bumps UpdatedAt. ENOTFOUND if missing.
 func (s *Store) UpdateBucket(ctx context.Context, id string, u coffer.BucketUpdate) (*coffer.Bucket, error) {
 	var b *coffer.Bucket
-	err := s.write(ctx, "update bucket", func(tx *sql.Tx) error {
+	err := s.write(ctx, "update bucket", func(tx Querier) error {
 		var err error
-		if b, err = getBucket(ctx, tx, id); err != nil {
+		if b, err = s.getBucket(ctx, tx, id, s.d.ForUpdate); err != nil {
 			return err
 		}
 		u.Apply(b)
 		b.UpdatedAt = meta.Now()
-		_, err = tx.ExecContext(ctx, `UPDATE buckets SET min_upload_file_size = ?, max_upload_file_size = ?,
+		_, err = tx.Exec(ctx, `UPDATE buckets SET min_upload_file_size = ?, max_upload_file_size = ?,
 			allowed_mime_types = ?, cache_control = ?, download_expiration = ?, presigned_urls_enabled = ?,
 			public = ?, allow_inline = ?, created_at = ?, updated_at = ? WHERE id = ?`,
-			append(bucketArgs(b)[1:], id)...)
+			append(s.bucketArgs(b)[1:], id)...)
 		return err
 	})
 	if err != nil {
@@ -124,22 +107,24 @@ func (s *Store) UpdateBucket(ctx context.Context, id string, u coffer.BucketUpda
 }
 
 // DeleteBucket removes an empty bucket. ENOTFOUND if missing, ECONFLICT if it still
-// holds files (uploaded or not).
+// holds files (uploaded or not), also when a file is inserted concurrently.
 func (s *Store) DeleteBucket(ctx context.Context, id string) error {
-	return s.writeEmit(ctx, "delete bucket", func(tx *sql.Tx, emit emitFunc) error {
+	return s.writeEmit(ctx, "delete bucket", func(tx Querier, emit emitFunc) error {
 		var used bool
-		err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM files WHERE bucket_id = ?)`, id).Scan(&used)
+		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM files WHERE bucket_id = ?)`, id).Scan(&used)
 		if err != nil {
 			return err
 		}
 		if used {
 			return coffer.Errorf(coffer.ECONFLICT, "bucket %q is not empty", id)
 		}
-		b, err := scanBucket(tx.QueryRowContext(ctx, `DELETE FROM buckets WHERE id = ? RETURNING `+bucketCols, id))
-		if errors.Is(err, sql.ErrNoRows) {
+		b, err := s.scanBucket(tx.QueryRow(ctx, `DELETE FROM buckets WHERE id = ? RETURNING `+bucketCols, id))
+		switch {
+		case s.d.ForeignKey(err): // a file was inserted since the check
+			return coffer.Errorf(coffer.ECONFLICT, "bucket %q is not empty", id)
+		case IsNoRows(err):
 			return bucketNotFound(id)
-		}
-		if err != nil {
+		case err != nil:
 			return err
 		}
 		return emit(meta.BucketEvent(ctx, coffer.BucketDeleted, b, meta.Now()))

@@ -1,0 +1,71 @@
+package postgres
+
+import (
+	"embed"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/coffer/coffer/meta/internal/sqlcore"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// migrateLock is the advisory lock key held while migrating ("coffer" in ASCII).
+const migrateLock int64 = 0x636f66666572
+
+// PostgreSQL error codes mapped to domain errors.
+const (
+	uniqueViolation     = "23505"
+	foreignKeyViolation = "23503"
+	// text PostgreSQL cannot store: character_not_in_repertoire (NUL, invalid UTF-8),
+	// untranslatable_character
+	notInRepertoire = "22021"
+	untranslatable  = "22P05"
+)
+
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// newDialect describes PostgreSQL to the shared core.
+func newDialect() *sqlcore.Dialect {
+	return &sqlcore.Dialect{
+		Name:       "postgres",
+		Time:       func(t time.Time) any { return t },
+		TimeType:   "timestamptz",
+		List:       func(l []string) any { return l },
+		ListDest:   func(l *[]string) any { return l },
+		JSONArg:    "?::text::json",
+		JSONText:   func(col string) string { return col + "::text" },
+		UUIDArg:    "?::uuid",
+		ForUpdate:  " FOR UPDATE",
+		KeyShare:   " FOR KEY SHARE",
+		Contains:   func(h, n string) string { return "strpos(" + h + ", " + n + ") > 0" },
+		HasPrefix:  hasPrefix,
+		True:       "TRUE",
+		False:      "FALSE",
+		Filter:     filterDialect,
+		Unique:     func(err error) bool { return pgCode(err) == uniqueViolation },
+		ForeignKey: func(err error) bool { return pgCode(err) == foreignKeyViolation },
+		Unstorable: func(err error) bool { c := pgCode(err); return c == notInRepertoire || c == untranslatable },
+		Migrations: migrations,
+		MigrationsTable: `CREATE TABLE IF NOT EXISTS schema_migrations (
+			version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)`,
+		MigrateLock: `SELECT pg_advisory_xact_lock(` + strconv.FormatInt(migrateLock, 10) + `)`,
+		Claim:       claim,
+		Redeliver:   redeliver,
+	}
+}
+
+// hasPrefix uses starts_with: LIKE would need the prefix escaped.
+func hasPrefix(col, prefix string, args *[]any) string {
+	*args = append(*args, prefix)
+	return "starts_with(" + col + ", ?)"
+}
