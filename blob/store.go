@@ -27,6 +27,9 @@ func New(d Driver) *Store { return &Store{d: d} }
 // Driver returns the wrapped driver, for optional-capability type assertions.
 func (s *Store) Driver() Driver { return s.d }
 
+// Unwrap returns the wrapped driver, so As finds the driver's capabilities.
+func (s *Store) Unwrap() Driver { return s.d }
+
 // Calls returns how many driver calls were made.
 func (s *Store) Calls() int64 { return s.stats.Calls.Load() }
 
@@ -80,7 +83,7 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(Attrs) error) e
 
 // SweepTemp removes leftover temporary files if the driver has any.
 func (s *Store) SweepTemp(ctx context.Context, olderThan time.Time) (int, error) {
-	sw, ok := s.d.(Sweeper)
+	sw, ok := As[Sweeper](s.d)
 	if !ok {
 		return 0, nil
 	}
@@ -112,8 +115,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// countingBlob counts bytes read; it keeps *os.File reachable through ReadFrom-less
-// wrappers only via Unwrap, so servers that want sendfile use Unwrap.
+// countingBlob counts bytes read; the driver's reader and its capabilities (OSFiler
+// for sendfile) stay reachable through Unwrap, which As looks through.
 type countingBlob struct {
 	Reader
 	n *atomic.Int64
@@ -128,6 +131,12 @@ func (c *countingBlob) Read(p []byte) (int, error) {
 // Unwrap returns the driver's reader (an *os.File-backed one for fsblob, so
 // http.ServeContent can use sendfile).
 func (c *countingBlob) Unwrap() Reader { return c.Reader }
+
+var (
+	_ Driver        = (*Store)(nil)
+	_ DriverWrapper = (*Store)(nil)
+	_ ReaderWrapper = (*countingBlob)(nil)
+)
 
 // BytesIn returns the bytes written to the store; BytesOut those read from it.
 func (s *Store) BytesIn() int64  { return s.stats.BytesIn.Load() }

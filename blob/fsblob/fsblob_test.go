@@ -76,7 +76,7 @@ func TestOpenGivesOSFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if f, ok := r.(interface{ OSFile() *os.File }); !ok || f.OSFile() == nil {
+	if f, ok := r.(blob.OSFiler); !ok || f.OSFile() == nil {
 		t.Fatal("fsblob reader does not expose its *os.File (sendfile)")
 	}
 }
