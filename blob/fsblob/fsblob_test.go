@@ -84,3 +84,16 @@ func TestOpenGivesOSFile(t *testing.T) {
 func BenchmarkDriver(b *testing.B) {
 	blobtest.Bench(b, func(b *testing.B) blob.Driver { return newDriver(b) })
 }
+
+func TestReopen(t *testing.T) {
+	blobtest.RunReopen(t, func(t *testing.T) func() blob.Driver {
+		dir := t.TempDir()
+		return func() blob.Driver {
+			d, err := fsblob.New(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}
+	})
+}
