@@ -4,7 +4,7 @@ import "os"
 
 // Optional capabilities. A driver, or a Reader it returns, implements one of these when
 // it can do more than the Driver contract; callers find them with As, which looks
-// through wrappers (the Store's counting reader, the content cache's shared files), so
+// through wrappers (the Store's counting reader, any ReaderWrapper or DriverWrapper), so
 // a wrapper never hides a capability of what it wraps. Name a new capability here, with
 // its contract, rather than asserting an anonymous interface where it is used.
 //
@@ -32,8 +32,8 @@ type ReaderWrapper interface {
 	Unwrap() Reader
 }
 
-// DriverWrapper is implemented by Drivers that wrap another Driver (Store); Unwrap
-// returns the wrapped one.
+// DriverWrapper is implemented by Drivers that wrap another Driver (tracing, quotas);
+// Unwrap returns the wrapped one. blob.Store is none: see Store.Driver.
 type DriverWrapper interface {
 	Unwrap() Driver
 }

@@ -51,7 +51,7 @@ var tests = []test{
 func Run(t *testing.T, newDriver func(t *testing.T) blob.Driver, known ...Known) {
 	for _, via := range viaBoth {
 		t.Run(via.name, func(t *testing.T) {
-			for _, tc := range tests {
+			for _, tc := range append(tests, multipartTests...) {
 				t.Run(tc.name, func(t *testing.T) {
 					skipKnown(t, tc.name, known)
 					d := via.wrap(newDriver(t))
@@ -448,11 +448,11 @@ func testConcurrentSiblings(t *testing.T, d blob.Driver) {
 
 // testWrapperKeepsCapabilities checks that the reader capabilities of a driver's readers
 // (OSFiler: sendfile) are still found with blob.As through the Store's reader, and
-// that the Store unwraps to the driver, so driver capabilities are found too.
+// that the Store offers the driver's Multipart capability, and only when it has one.
 func testWrapperKeepsCapabilities(t *testing.T, d blob.Driver) {
 	st := blob.New(d)
 	put(t, st, "caps", []byte("capabilities"))
-	raw, err := st.Unwrap().Open(ctx, "caps")
+	raw, err := st.Driver().Open(ctx, "caps")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -466,5 +466,9 @@ func testWrapperKeepsCapabilities(t *testing.T, d blob.Driver) {
 	_, wrappedOK := blob.As[blob.OSFiler](wrapped)
 	if rawOK != wrappedOK {
 		t.Errorf("OSFiler: the driver's reader %v, through the Store %v", rawOK, wrappedOK)
+	}
+	_, rawOK = blob.As[blob.Multipart](st.Driver())
+	if _, wrappedOK = st.Multipart(); rawOK != wrappedOK {
+		t.Errorf("Multipart: the driver %v, through the Store %v", rawOK, wrappedOK)
 	}
 }

@@ -34,6 +34,7 @@ var reopenTests = []struct {
 	fn   func(t *testing.T, open func() blob.Driver)
 }{
 	{"Survives", testReopenSurvives},
+	{"MultipartSurvives", testReopenMultipart},
 }
 
 // reopenData is what testReopenSurvives stores: key → content, nil for deleted keys.
