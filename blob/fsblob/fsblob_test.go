@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/blob/blobtest"
 	"github.com/coffer/coffer/blob/fsblob"
@@ -97,38 +96,4 @@ func TestReopen(t *testing.T) {
 			return d
 		}
 	})
-}
-
-func TestMultipartIDsStayInUploads(t *testing.T) {
-	ctx := context.Background()
-	d := newDriver(t)
-	for _, id := range []string{"../objects", "..", "", strings.Repeat("g", 32), "0123456789abcdef0123456789abcdef/.."} {
-		if _, err := d.Parts(ctx, "k", id); coffer.ErrorCode(err) != coffer.ENOTFOUND {
-			t.Errorf("Parts(%q) = %v, want ENOTFOUND", id, err)
-		}
-	}
-}
-
-// TestMultipartCrashLeftTwoParts: a crash between renaming a replacing part in and
-// removing the one it replaced leaves both; the newer counts (the stale one is named
-// to be listed last).
-func TestMultipartCrashLeftTwoParts(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	d, _ := fsblob.New(dir)
-	id, err := d.CreateUpload(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := d.PutPart(ctx, "k", id, 1, strings.NewReader("newer"), 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stale := filepath.Join(dir, "uploads", id, "part-00001-ffffffff")
-	os.WriteFile(stale, []byte("older part"), 0o600)
-	past := time.Now().Add(-time.Hour)
-	os.Chtimes(stale, past, past)
-	if ps, err := d.Parts(ctx, "k", id); err != nil || len(ps) != 1 || ps[0] != p {
-		t.Fatalf("Parts = %+v, %v; want [%+v]", ps, err, p)
-	}
 }
