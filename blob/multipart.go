@@ -58,7 +58,9 @@ type Upload struct {
 //   - An upload and its parts are as durable as blobs: they survive closing and
 //     reopening the driver. An id is only valid with the key it was created for.
 //   - PutPart, Parts and Complete return ENOTFOUND for an upload that does not exist
-//     (never created, completed, aborted, or created for another key).
+//     (never created, completed, aborted, or created for another key), except that
+//     Complete repeated on a completed upload may succeed again, without changing
+//     the blob (S3 makes it idempotent, so that a client can retry it).
 type Multipart interface {
 	CreateUpload(ctx context.Context, key string) (id string, err error)
 	PutPart(ctx context.Context, key, id string, n int, r io.Reader, size int64) (Part, error)

@@ -105,8 +105,12 @@ func testMultipartRoundTrip(t *testing.T, d blob.Driver) {
 	}
 	_, err = m.Parts(ctx, "mp/round", id)
 	wantCode(t, "Parts after Complete", err, coffer.ENOTFOUND)
-	_, err = m.Complete(ctx, "mp/round", id, []blob.Part{p1, p2, p3})
-	wantCode(t, "Complete twice", err, coffer.ENOTFOUND)
+	if _, err = m.Complete(ctx, "mp/round", id, []blob.Part{p1, p2, p3}); err != nil {
+		wantCode(t, "Complete twice", err, coffer.ENOTFOUND)
+	}
+	if !bytes.Equal(read(t, d, "mp/round"), want) {
+		t.Fatal("completing twice changed the blob")
+	}
 }
 
 func testMultipartReplacePart(t *testing.T, d blob.Driver) {
@@ -121,6 +125,10 @@ func testMultipartReplacePart(t *testing.T, d blob.Driver) {
 	_, err := m.PutPart(ctx, "mp/replace", id, 1, bytes.NewReader([]byte("short")), 10)
 	if err == nil {
 		t.Fatal("PutPart accepted fewer bytes than declared")
+	}
+	_, err = m.PutPart(ctx, "mp/replace", id, 1, bytes.NewReader(Data(100_000, 33)), 5)
+	if err == nil {
+		t.Fatal("PutPart accepted more bytes than declared")
 	}
 	_, err = m.PutPart(ctx, "mp/replace", id, 1, &failingReader{n: 100_000}, -1)
 	if err == nil {
