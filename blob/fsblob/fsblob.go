@@ -205,7 +205,8 @@ func (d *Driver) List(ctx context.Context, prefix string, fn func(blob.Attrs) er
 	})
 }
 
-// SweepTemp implements blob.Sweeper.
+// SweepTemp implements blob.Sweeper: temp files, and the remains of multipart uploads
+// that a crash interrupted while they were being created or removed.
 func (d *Driver) SweepTemp(ctx context.Context, olderThan time.Time) (int, error) {
 	entries, err := os.ReadDir(d.tmpDir)
 	if err != nil {
@@ -221,7 +222,8 @@ func (d *Driver) SweepTemp(ctx context.Context, olderThan time.Time) (int, error
 			n++
 		}
 	}
-	return n, nil
+	m, err := d.sweepUploads(olderThan)
+	return n + m, err
 }
 
 // Close implements blob.Driver.

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/blob"
@@ -167,6 +168,29 @@ func (d *Driver) upload(key, id string) (string, error) {
 		return "", notFound
 	}
 	return dir, err
+}
+
+// sweepUploads removes upload directories without a key file (a crash interrupted
+// CreateUpload or removeUpload) last changed before olderThan, and returns how many.
+// Uploads in progress are left alone: expiring those is the faces' policy (tus
+// expiration, S3 lifecycle rules), through Uploads and Abort.
+func (d *Driver) sweepUploads(olderThan time.Time) (int, error) {
+	entries, err := os.ReadDir(d.uploads)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range entries {
+		dir := d.uploadDir(e.Name())
+		fi, err := e.Info()
+		if err != nil || !fi.ModTime().Before(olderThan) {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(dir, "key")); errors.Is(err, fs.ErrNotExist) && os.RemoveAll(dir) == nil {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // partsIn lists the parts in dir by number, and the file holding each.

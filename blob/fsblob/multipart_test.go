@@ -43,3 +43,32 @@ func TestMultipartCrashLeftTwoParts(t *testing.T) {
 		t.Fatalf("Parts = %+v, %v; want [%+v]", ps, err, p)
 	}
 }
+
+// TestSweepTempRemovesBrokenUploads: an upload directory without its key file (a crash
+// while creating or removing the upload) goes once old; live uploads stay.
+func TestSweepTempRemovesBrokenUploads(t *testing.T) {
+	ctx := context.Background()
+	d, _ := New(t.TempDir())
+	live, err := d.CreateUpload(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	broken, fresh := d.uploadDir("0123456789abcdef0123456789abcdef"), d.uploadDir("fedcba9876543210fedcba9876543210")
+	os.MkdirAll(broken, 0o750)
+	os.MkdirAll(fresh, 0o750)
+	past := time.Now().Add(-2 * time.Hour)
+	os.Chtimes(broken, past, past)
+	os.Chtimes(d.uploadDir(live), past, past)
+	if n, err := d.SweepTemp(ctx, time.Now().Add(-time.Hour)); err != nil || n != 1 {
+		t.Fatalf("SweepTemp = %d, %v; want 1", n, err)
+	}
+	if _, err := os.Stat(broken); !os.IsNotExist(err) {
+		t.Error("broken upload directory kept")
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Error("recent upload directory removed")
+	}
+	if _, err := d.Parts(ctx, "k", live); err != nil {
+		t.Errorf("live upload swept: %v", err)
+	}
+}
