@@ -11,6 +11,15 @@
 //   - Delete is idempotent: nil when the key does not exist.
 //   - List calls fn for every blob whose key starts with prefix, in any order.
 //   - Errors: *coffer.Error with ENOTFOUND where named; others are backend failures.
+//   - What Put stores outlives the driver: a driver closed and opened again over the
+//     same storage (directory, bucket) finds it (blobtest.RunReopen).
+//
+// Beyond the contract, drivers and their readers may have optional capabilities, each
+// a small named interface with its own contract (capability.go: OSFiler, FileSender,
+// Sweeper; multipart.go: Multipart). Find them with As, which looks through wrappers;
+// the Store offers its driver's own, behind its key checks (Store.SweepTemp,
+// Store.Multipart). A new backend is done when blobtest.Run (and, if it keeps data,
+// blobtest.RunReopen) passes, capabilities included.
 package blob
 
 import (

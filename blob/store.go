@@ -24,7 +24,9 @@ type Stats struct {
 // New wraps d.
 func New(d Driver) *Store { return &Store{d: d} }
 
-// Driver returns the wrapped driver, for optional-capability type assertions.
+// Driver returns the wrapped driver, for optional-capability type assertions. The
+// Store is no DriverWrapper on purpose: As cannot reach past it and skip its key
+// checks; it offers the driver's capabilities itself (SweepTemp, Multipart).
 func (s *Store) Driver() Driver { return s.d }
 
 // Calls returns how many driver calls were made.
@@ -80,7 +82,7 @@ func (s *Store) List(ctx context.Context, prefix string, fn func(Attrs) error) e
 
 // SweepTemp removes leftover temporary files if the driver has any.
 func (s *Store) SweepTemp(ctx context.Context, olderThan time.Time) (int, error) {
-	sw, ok := s.d.(Sweeper)
+	sw, ok := As[Sweeper](s.d)
 	if !ok {
 		return 0, nil
 	}
@@ -112,8 +114,8 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// countingBlob counts bytes read; it keeps *os.File reachable through ReadFrom-less
-// wrappers only via Unwrap, so servers that want sendfile use Unwrap.
+// countingBlob counts bytes read; the driver's reader and its capabilities (OSFiler
+// for sendfile) stay reachable through Unwrap, which As looks through.
 type countingBlob struct {
 	Reader
 	n *atomic.Int64
@@ -128,6 +130,11 @@ func (c *countingBlob) Read(p []byte) (int, error) {
 // Unwrap returns the driver's reader (an *os.File-backed one for fsblob, so
 // http.ServeContent can use sendfile).
 func (c *countingBlob) Unwrap() Reader { return c.Reader }
+
+var (
+	_ Driver        = (*Store)(nil)
+	_ ReaderWrapper = (*countingBlob)(nil)
+)
 
 // BytesIn returns the bytes written to the store; BytesOut those read from it.
 func (s *Store) BytesIn() int64  { return s.stats.BytesIn.Load() }

@@ -81,16 +81,10 @@ func (s *sharedFile) release() {
 
 // osFileOf finds the *os.File under a blob reader, nil if there is none.
 func osFileOf(r blob.Reader) *os.File {
-	for {
-		if of, ok := r.(interface{ OSFile() *os.File }); ok {
-			return of.OSFile()
-		}
-		u, ok := r.(interface{ Unwrap() blob.Reader })
-		if !ok {
-			return nil
-		}
-		r = u.Unwrap()
+	if of, ok := blob.As[blob.OSFiler](r); ok {
+		return of.OSFile()
 	}
+	return nil
 }
 
 // fileReader reads a shared file at its own offset (pread), so readers never share
@@ -135,8 +129,10 @@ func (r *fileReader) Seek(off int64, whence int) (int64, error) {
 	return off, nil
 }
 
-// SendFile returns the file to send from, the current offset, and a func to call
-// with the number of bytes sent.
+var _ blob.FileSender = (*fileReader)(nil)
+
+// SendFile implements blob.FileSender: the file to send from, the current offset, and
+// a func to call with the number of bytes sent.
 func (r *fileReader) SendFile() (f *os.File, off int64, advance func(int64)) {
 	return r.s.f, r.off, func(n int64) { r.off += n }
 }

@@ -6,9 +6,10 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"syscall"
+
+	"github.com/coffer/coffer/blob"
 )
 
 // Listener wraps ln so that a response whose body is already in memory (the
@@ -99,12 +100,12 @@ func (c *batchConn) release() error {
 }
 
 // ReadFrom keeps sendfile: net/http finds it on the connection it serves. A
-// fileSource (the content cache's open files) goes out with sendfile at its own
+// blob.FileSender (the content cache's open files) goes out with sendfile at its own
 // offset, after the held header, which is sent with MSG_MORE so that both share
 // segments.
 func (c *batchConn) ReadFrom(r io.Reader) (int64, error) {
 	if lr, ok := r.(*io.LimitedReader); ok {
-		if fs, ok := lr.R.(fileSource); ok {
+		if fs, ok := lr.R.(blob.FileSender); ok {
 			n, err := c.sendFile(fs, lr.N)
 			lr.N -= n
 			return n, err
@@ -116,13 +117,8 @@ func (c *batchConn) ReadFrom(r io.Reader) (int64, error) {
 	return c.TCPConn.ReadFrom(r)
 }
 
-// fileSource is a reader over a file that can be sent from an explicit offset.
-type fileSource interface {
-	SendFile() (f *os.File, off int64, advance func(int64))
-}
-
 // sendFile sends the held bytes (MSG_MORE) and then n bytes of fs with sendfile.
-func (c *batchConn) sendFile(fs fileSource, n int64) (int64, error) {
+func (c *batchConn) sendFile(fs blob.FileSender, n int64) (int64, error) {
 	f, off, advance := fs.SendFile()
 	sock, err := c.TCPConn.SyscallConn()
 	if err != nil {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -171,18 +170,14 @@ func contentDisposition(f *coffer.File, b *coffer.Bucket) string {
 	return kind + `; filename="` + url.QueryEscape(coffer.StripInvisible(f.Name)) + `"`
 }
 
-// seekerOf returns the *os.File under a disk blob so ServeContent can sendfile.
+// seekerOf returns the *os.File under a disk blob so ServeContent can sendfile, else
+// the driver's own reader (blob.Innermost: as before, those bytes are not counted in
+// the blob store's read bytes, like those sent with sendfile).
 func seekerOf(rd blob.Reader) io.ReadSeeker {
-	for {
-		if of, ok := rd.(interface{ OSFile() *os.File }); ok {
-			return of.OSFile()
-		}
-		u, ok := rd.(interface{ Unwrap() blob.Reader })
-		if !ok {
-			return rd
-		}
-		rd = u.Unwrap()
+	if of, ok := blob.As[blob.OSFiler](rd); ok {
+		return of.OSFile()
 	}
+	return blob.Innermost(rd)
 }
 
 // sizeOnly is a ReadSeeker of a known size that is never read: HEAD needs no bytes.

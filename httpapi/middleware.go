@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/internal/timing"
 	"github.com/coffer/coffer/metrics"
 )
@@ -224,7 +225,7 @@ type source struct {
 	mem      byteSource
 	limit    int64
 	file     bool // an *os.File: sendfile applies
-	sendfile bool // a fileSource: batchConn sends it with sendfile
+	sendfile bool // a blob.FileSender: batchConn sends it with sendfile
 }
 
 // sourceOf looks through the io.LimitedReader that http.ServeContent wraps bodies in.
@@ -238,7 +239,7 @@ func sourceOf(r io.Reader) source {
 		return source{mem: v, limit: limit}
 	case *os.File:
 		return source{file: true}
-	case fileSource:
+	case blob.FileSender:
 		return source{sendfile: true}
 	}
 	return source{}

@@ -21,37 +21,63 @@ import (
 // behind the driver, not the driver: Run skips it and logs the reason.
 type Known struct{ Test, Reason string }
 
-// Run runs the conformance suite; newDriver returns a fresh, empty driver.
+// test is one conformance test, run on a fresh driver.
+type test struct {
+	name string
+	fn   func(*testing.T, blob.Driver)
+}
+
+// tests is the driver contract (blob.go), test by test.
+var tests = []test{
+	{"RoundTrip", testRoundTrip},
+	{"Seek", testSeek},
+	{"Missing", testMissing},
+	{"Overwrite", testOverwrite},
+	{"WrongSize", testWrongSize},
+	{"ReaderError", testReaderError},
+	{"Cancelled", testCancelled},
+	{"Empty", testEmpty},
+	{"Large", testLarge},
+	{"Delete", testDelete},
+	{"List", testList},
+	{"Concurrent", testConcurrent},
+	{"ConcurrentSiblings", testConcurrentSiblings},
+	{"WrapperKeepsCapabilities", testWrapperKeepsCapabilities},
+}
+
+// Run runs the conformance suite; newDriver returns a fresh, empty driver. Every test
+// runs twice: on the driver itself ("Driver/...") and through the blob.Store wrapper
+// the upper layers use ("Store/..."), so the wrapper can hide no driver behaviour.
 func Run(t *testing.T, newDriver func(t *testing.T) blob.Driver, known ...Known) {
-	tests := []struct {
-		name string
-		fn   func(*testing.T, blob.Driver)
-	}{
-		{"RoundTrip", testRoundTrip},
-		{"Seek", testSeek},
-		{"Missing", testMissing},
-		{"Overwrite", testOverwrite},
-		{"WrongSize", testWrongSize},
-		{"ReaderError", testReaderError},
-		{"Cancelled", testCancelled},
-		{"Empty", testEmpty},
-		{"Large", testLarge},
-		{"Delete", testDelete},
-		{"List", testList},
-		{"Concurrent", testConcurrent},
-		{"ConcurrentSiblings", testConcurrentSiblings},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			for _, k := range known {
-				if k.Test == tc.name {
-					t.Skip(k.Reason)
-				}
+	for _, via := range viaBoth {
+		t.Run(via.name, func(t *testing.T) {
+			for _, tc := range append(tests, multipartTests...) {
+				t.Run(tc.name, func(t *testing.T) {
+					skipKnown(t, tc.name, known)
+					d := via.wrap(newDriver(t))
+					t.Cleanup(func() { d.Close() })
+					tc.fn(t, d)
+				})
 			}
-			d := newDriver(t)
-			t.Cleanup(func() { d.Close() })
-			tc.fn(t, d)
 		})
+	}
+}
+
+// viaBoth names the two ways every test reaches a driver: as it is, and wrapped.
+var viaBoth = []struct {
+	name string
+	wrap func(blob.Driver) blob.Driver
+}{
+	{"Driver", func(d blob.Driver) blob.Driver { return d }},
+	{"Store", func(d blob.Driver) blob.Driver { return blob.New(d) }},
+}
+
+// skipKnown skips test name if the setup knowingly fails it.
+func skipKnown(t *testing.T, name string, known []Known) {
+	for _, k := range known {
+		if k.Test == name {
+			t.Skip(k.Reason)
+		}
 	}
 }
 
@@ -417,5 +443,32 @@ func testConcurrentSiblings(t *testing.T, d blob.Driver) {
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+}
+
+// testWrapperKeepsCapabilities checks that the reader capabilities of a driver's readers
+// (OSFiler: sendfile) are still found with blob.As through the Store's reader, and
+// that the Store offers the driver's Multipart capability, and only when it has one.
+func testWrapperKeepsCapabilities(t *testing.T, d blob.Driver) {
+	st := blob.New(d)
+	put(t, st, "caps", []byte("capabilities"))
+	raw, err := st.Driver().Open(ctx, "caps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	wrapped, err := st.Open(ctx, "caps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wrapped.Close()
+	_, rawOK := blob.As[blob.OSFiler](raw)
+	_, wrappedOK := blob.As[blob.OSFiler](wrapped)
+	if rawOK != wrappedOK {
+		t.Errorf("OSFiler: the driver's reader %v, through the Store %v", rawOK, wrappedOK)
+	}
+	_, rawOK = blob.As[blob.Multipart](st.Driver())
+	if _, wrappedOK = st.Multipart(); rawOK != wrappedOK {
+		t.Errorf("Multipart: the driver %v, through the Store %v", rawOK, wrappedOK)
 	}
 }

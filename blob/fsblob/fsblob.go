@@ -1,7 +1,7 @@
 // Package fsblob stores blobs as files on local disk.
 //
-// Layout under the root directory: objects/<key> holds the blobs, tmp/ holds uploads in
-// progress. Put writes a temp file, fsyncs it, renames it into place and fsyncs the
+// Layout under the root directory: objects/<key> holds the blobs, tmp/ holds puts in
+// progress, uploads/ the multipart uploads (blob.Multipart; multipart.go). Put writes a temp file, fsyncs it, renames it into place and fsyncs the
 // directory, so a blob is either absent or complete and durable, even across a crash
 // or power loss. Temp files a crash leaves behind are removed by SweepTemp. All access
 // to objects/ goes through an os.Root, so no key can reach outside it.
@@ -26,6 +26,7 @@ import (
 type Driver struct {
 	dir     string
 	tmpDir  string
+	uploads string // multipart uploads (multipart.go)
 	objects *os.Root
 }
 
@@ -36,8 +37,8 @@ var (
 
 // New opens (creating if needed) a blob directory.
 func New(dir string) (*Driver, error) {
-	objDir, tmpDir := filepath.Join(dir, "objects"), filepath.Join(dir, "tmp")
-	for _, d := range []string{objDir, tmpDir} {
+	objDir, tmpDir, uploads := filepath.Join(dir, "objects"), filepath.Join(dir, "tmp"), filepath.Join(dir, "uploads")
+	for _, d := range []string{objDir, tmpDir, uploads} {
 		if err := os.MkdirAll(d, 0o750); err != nil {
 			return nil, fmt.Errorf("fsblob: %w", err)
 		}
@@ -46,14 +47,29 @@ func New(dir string) (*Driver, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fsblob: %w", err)
 	}
-	return &Driver{dir: objDir, tmpDir: tmpDir, objects: root}, nil
+	return &Driver{dir: objDir, tmpDir: tmpDir, uploads: uploads, objects: root}, nil
 }
 
 // Put implements blob.Driver.
 func (d *Driver) Put(ctx context.Context, key string, r io.Reader, size int64) (blob.Attrs, error) {
-	tmp, err := os.CreateTemp(d.tmpDir, "put-*")
+	tmp, err := d.writeTemp(ctx, r, size, nil)
 	if err != nil {
 		return blob.Attrs{}, err
+	}
+	if err := d.install(tmp, key); err != nil {
+		os.Remove(tmp)
+		return blob.Attrs{}, err
+	}
+	return d.Stat(ctx, key)
+}
+
+// writeTemp copies r to a new temp file, and to also if not nil, and fsyncs it. It
+// fails, and leaves no file behind, unless r yields exactly size bytes (size >= 0) and
+// ctx is still live at the end.
+func (d *Driver) writeTemp(ctx context.Context, r io.Reader, size int64, also io.Writer) (string, error) {
+	tmp, err := os.CreateTemp(d.tmpDir, "put-*")
+	if err != nil {
+		return "", err
 	}
 	done := false
 	defer func() {
@@ -62,27 +78,28 @@ func (d *Driver) Put(ctx context.Context, key string, r io.Reader, size int64) (
 			os.Remove(tmp.Name())
 		}
 	}()
-	n, err := io.Copy(tmp, blob.ContextReader(ctx, r))
+	var w io.Writer = tmp
+	if also != nil {
+		w = io.MultiWriter(tmp, also)
+	}
+	n, err := io.Copy(w, blob.ContextReader(ctx, r))
 	if err != nil {
-		return blob.Attrs{}, err
+		return "", err
 	}
 	if size >= 0 && n != size {
-		return blob.Attrs{}, coffer.Errorf(coffer.EINVALID, "blob size %d does not match the declared %d", n, size)
+		return "", coffer.Errorf(coffer.EINVALID, "blob size %d does not match the declared %d", n, size)
 	}
 	if err := tmp.Sync(); err != nil {
-		return blob.Attrs{}, err
+		return "", err
 	}
 	if err := tmp.Close(); err != nil {
-		return blob.Attrs{}, err
+		return "", err
 	}
 	if err := ctx.Err(); err != nil {
-		return blob.Attrs{}, err
-	}
-	if err := d.install(tmp.Name(), key); err != nil {
-		return blob.Attrs{}, err
+		return "", err
 	}
 	done = true
-	return d.Stat(ctx, key)
+	return tmp.Name(), nil
 }
 
 // install renames the finished temp file to key and fsyncs the parent directory.
@@ -188,7 +205,8 @@ func (d *Driver) List(ctx context.Context, prefix string, fn func(blob.Attrs) er
 	})
 }
 
-// SweepTemp implements blob.Sweeper.
+// SweepTemp implements blob.Sweeper: temp files, and the remains of multipart uploads
+// that a crash interrupted while they were being created or removed.
 func (d *Driver) SweepTemp(ctx context.Context, olderThan time.Time) (int, error) {
 	entries, err := os.ReadDir(d.tmpDir)
 	if err != nil {
@@ -204,7 +222,8 @@ func (d *Driver) SweepTemp(ctx context.Context, olderThan time.Time) (int, error
 			n++
 		}
 	}
-	return n, nil
+	m, err := d.sweepUploads(olderThan)
+	return n + m, err
 }
 
 // Close implements blob.Driver.

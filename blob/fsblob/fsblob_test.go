@@ -76,11 +76,24 @@ func TestOpenGivesOSFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if f, ok := r.(interface{ OSFile() *os.File }); !ok || f.OSFile() == nil {
+	if f, ok := r.(blob.OSFiler); !ok || f.OSFile() == nil {
 		t.Fatal("fsblob reader does not expose its *os.File (sendfile)")
 	}
 }
 
 func BenchmarkDriver(b *testing.B) {
 	blobtest.Bench(b, func(b *testing.B) blob.Driver { return newDriver(b) })
+}
+
+func TestReopen(t *testing.T) {
+	blobtest.RunReopen(t, func(t *testing.T) func() blob.Driver {
+		dir := t.TempDir()
+		return func() blob.Driver {
+			d, err := fsblob.New(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return d
+		}
+	})
 }

@@ -17,8 +17,9 @@ import (
 
 // Driver is an in-memory blob.Driver.
 type Driver struct {
-	mu    sync.RWMutex
-	blobs map[string]entry
+	mu      sync.RWMutex
+	blobs   map[string]entry
+	uploads map[string]*upload // blob.Multipart uploads by id
 }
 
 type entry struct {
@@ -29,21 +30,15 @@ type entry struct {
 var _ blob.Driver = (*Driver)(nil)
 
 // New returns an empty driver.
-func New() *Driver { return &Driver{blobs: map[string]entry{}} }
+func New() *Driver { return &Driver{blobs: map[string]entry{}, uploads: map[string]*upload{}} }
 
 // Put implements blob.Driver.
 func (d *Driver) Put(ctx context.Context, key string, r io.Reader, size int64) (blob.Attrs, error) {
-	var buf bytes.Buffer
-	if _, err := io.Copy(&buf, blob.ContextReader(ctx, r)); err != nil {
+	data, err := readAll(ctx, r, size)
+	if err != nil {
 		return blob.Attrs{}, err
 	}
-	if size >= 0 && int64(buf.Len()) != size {
-		return blob.Attrs{}, coffer.Errorf(coffer.EINVALID, "blob size %d does not match the declared %d", buf.Len(), size)
-	}
-	if err := ctx.Err(); err != nil {
-		return blob.Attrs{}, err
-	}
-	e := entry{data: buf.Bytes(), mod: time.Now().UTC()}
+	e := entry{data: data, mod: time.Now().UTC()}
 	d.mu.Lock()
 	d.blobs[key] = e
 	d.mu.Unlock()
@@ -97,6 +92,19 @@ func (d *Driver) List(ctx context.Context, prefix string, fn func(blob.Attrs) er
 		}
 	}
 	return nil
+}
+
+// readAll reads r whole, failing if it yields other than size bytes (size >= 0), if it
+// fails, or if ctx is done.
+func readAll(ctx context.Context, r io.Reader, size int64) ([]byte, error) {
+	var buf bytes.Buffer
+	if _, err := io.Copy(&buf, blob.ContextReader(ctx, r)); err != nil {
+		return nil, err
+	}
+	if size >= 0 && int64(buf.Len()) != size {
+		return nil, coffer.Errorf(coffer.EINVALID, "blob size %d does not match the declared %d", buf.Len(), size)
+	}
+	return buf.Bytes(), ctx.Err()
 }
 
 // Close implements blob.Driver.

@@ -11,3 +11,5 @@ import (
 func TestConformance(t *testing.T) {
 	blobtest.Run(t, func(*testing.T) blob.Driver { return memblob.New() })
 }
+
+// memblob runs no blobtest.RunReopen: it keeps nothing across Close, by design.

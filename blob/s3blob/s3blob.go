@@ -5,7 +5,8 @@
 // no part size it would buffer up to ~512 MiB per upload. S3 PUTs are atomic and
 // durable once acknowledged, so a failed or cancelled upload leaves nothing (an
 // abandoned multipart upload is aborted by minio-go; configure a bucket lifecycle rule
-// to expire stragglers from crashes). Downloads use ranged GETs.
+// to expire stragglers from crashes). Downloads use ranged GETs. The driver has
+// blob.Multipart (multipart.go): S3's own multipart uploads.
 package s3blob
 
 import (
@@ -212,6 +213,10 @@ func mapErr(err error) error {
 	switch minio.ToErrorResponse(err).Code {
 	case "NoSuchKey", "NotFound":
 		return coffer.Errorf(coffer.ENOTFOUND, "blob not found")
+	case "NoSuchUpload":
+		return coffer.Errorf(coffer.ENOTFOUND, "upload not found")
+	case "InvalidPart", "InvalidPartOrder", "EntityTooSmall", "InvalidArgument":
+		return coffer.Errorf(coffer.EINVALID, "%s", minio.ToErrorResponse(err).Message)
 	}
 	return err
 }

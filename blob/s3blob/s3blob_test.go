@@ -15,6 +15,22 @@ import (
 // newDriver connects to the S3 server the test scripts start, in a fresh bucket.
 func newDriver(tb testing.TB) *s3blob.Driver {
 	tb.Helper()
+	d := openBucket(tb, freshBucket())
+	tb.Cleanup(func() { emptyBucket(d) })
+	return d
+}
+
+// freshBucket returns a bucket name no other test uses.
+func freshBucket() string {
+	var r [6]byte
+	rand.Read(r[:])
+	return "coffer-test-" + hex.EncodeToString(r[:])
+}
+
+// openBucket connects to the S3 server the test scripts start, in bucket (made if
+// missing).
+func openBucket(tb testing.TB, bucket string) *s3blob.Driver {
+	tb.Helper()
 	ep := os.Getenv("COFFER_TEST_S3_ENDPOINT")
 	if ep == "" {
 		if os.Getenv("COFFER_TEST_REQUIRE_SERVICES") == "1" {
@@ -22,17 +38,14 @@ func newDriver(tb testing.TB) *s3blob.Driver {
 		}
 		tb.Skip("no S3 test server (run scripts/test.sh)")
 	}
-	var r [6]byte
-	rand.Read(r[:])
 	cfg := s3blob.DefaultConfig()
-	cfg.Endpoint, cfg.Bucket = ep, "coffer-test-"+hex.EncodeToString(r[:])
+	cfg.Endpoint, cfg.Bucket = ep, bucket
 	cfg.AccessKey, cfg.SecretKey = os.Getenv("COFFER_TEST_S3_ACCESS_KEY"), os.Getenv("COFFER_TEST_S3_SECRET_KEY")
 	cfg.PartSize = 5 << 20 // several parts in the large test
 	d, err := s3blob.New(context.Background(), cfg)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(func() { emptyBucket(d) })
 	return d
 }
 
@@ -51,6 +64,15 @@ func TestConformance(t *testing.T) {
 		Reason: "versitygw's posix backend (the test S3 server) races on parent directories: a delete " +
 			"that empties one can make a concurrent put of a sibling fail with \"Existing Object is a " +
 			"directory\"; AWS S3 and MinIO have no directories to race on",
+	})
+}
+
+// TestReopen reopens drivers over one bucket.
+func TestReopen(t *testing.T) {
+	blobtest.RunReopen(t, func(t *testing.T) func() blob.Driver {
+		bucket := freshBucket()
+		t.Cleanup(func() { emptyBucket(openBucket(t, bucket)) })
+		return func() blob.Driver { return openBucket(t, bucket) }
 	})
 }
 
