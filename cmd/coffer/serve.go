@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/coffer/coffer/app"
 	"github.com/coffer/coffer/internal/gcfloor"
 	"github.com/spf13/cobra"
 )
@@ -19,7 +20,7 @@ func newServeCmd() *cobra.Command {
 			if err := applyEnv(cmd.Flags()); err != nil {
 				return err
 			}
-			if err := c.validate(); err != nil {
+			if err := c.Validate(); err != nil {
 				return err
 			}
 			log, err := newLogger(c.LogLevel, c.LogFormat)
@@ -30,15 +31,16 @@ func newServeCmd() *cobra.Command {
 				return fmt.Errorf("--gc-heap-floor must be 0 or more")
 			}
 			defer gcfloor.Start(uint64(c.GCHeapFloor)).Stop()
-			s, err := newServer(cmd.Context(), c, log)
+			c.Version = version
+			m, err := app.New(cmd.Context(), c.Config, log)
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			if err := s.listen(); err != nil {
+			defer m.Close()
+			if err := m.Listen(); err != nil {
 				return err
 			}
-			return s.run(cmd.Context())
+			return m.Run(cmd.Context())
 		},
 	}
 	c.storeFlags(cmd.Flags())
@@ -57,17 +59,10 @@ func newMigrateCmd() *cobra.Command {
 			if err := applyEnv(cmd.Flags()); err != nil {
 				return err
 			}
-			if err := c.validate(); err != nil {
+			if err := c.Validate(); err != nil {
 				return err
 			}
-			if c.usesSQLite() {
-				if err := os.MkdirAll(c.DataDir, 0o750); err != nil {
-					return err
-				}
-			}
-			st := &stores{}
-			defer st.Close()
-			if err := st.openMeta(cmd.Context(), c); err != nil {
+			if err := app.Migrate(cmd.Context(), c.Config); err != nil {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "migrations applied")
