@@ -3,6 +3,8 @@ package app
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"image"
 	"image/color"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/internal/pgtest"
 )
 
 const adminSecret = "app-test-admin-secret"
@@ -122,7 +125,32 @@ func readAll(t *testing.T, resp *http.Response, want int) []byte {
 // transform through the coffer-imager child (501 without libvips), metrics, and a
 // clean stop.
 func TestWalkthrough(t *testing.T) {
-	c := testConfig(t, func(c *Config) { c.AdminSecret, c.ImageWorker = adminSecret, imager })
+	walkthrough(t, testConfig(t))
+}
+
+// The same on PostgreSQL (a fresh schema, with the cross-node invalidation bus) and
+// S3 (a fresh bucket), from the servers scripts/test-services.sh starts.
+func TestWalkthroughPostgresS3(t *testing.T) {
+	db := pgtest.FreshSchema(t, pgtest.DatabaseURL(t))
+	ep := os.Getenv("COFFER_TEST_S3_ENDPOINT")
+	if ep == "" {
+		if os.Getenv("COFFER_TEST_REQUIRE_SERVICES") == "1" {
+			t.Fatal("COFFER_TEST_S3_ENDPOINT is required")
+		}
+		t.Skip("no S3 test server (source scripts/test-services.sh)")
+	}
+	var r [6]byte
+	rand.Read(r[:])
+	walkthrough(t, testConfig(t, func(c *Config) {
+		c.DatabaseURL, c.S3Endpoint, c.S3Bucket = db, ep, "coffer-app-"+hex.EncodeToString(r[:])
+		c.S3AccessKey, c.S3SecretKey = os.Getenv("COFFER_TEST_S3_ACCESS_KEY"), os.Getenv("COFFER_TEST_S3_SECRET_KEY")
+	}))
+}
+
+// walkthrough starts the server configured by c, with the admin secret and the
+// built image worker, and uses it as a client would.
+func walkthrough(t *testing.T, c Config) {
+	c.AdminSecret, c.ImageWorker = adminSecret, imager
 	if imager == "" {
 		t.Setenv("PATH", t.TempDir())
 	}
