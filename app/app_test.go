@@ -132,19 +132,27 @@ func TestWalkthrough(t *testing.T) {
 // S3 (a fresh bucket), from the servers scripts/test-services.sh starts.
 func TestWalkthroughPostgresS3(t *testing.T) {
 	db := pgtest.FreshSchema(t, pgtest.DatabaseURL(t))
-	ep := os.Getenv("COFFER_TEST_S3_ENDPOINT")
-	if ep == "" {
-		if os.Getenv("COFFER_TEST_REQUIRE_SERVICES") == "1" {
-			t.Fatal("COFFER_TEST_S3_ENDPOINT is required")
-		}
-		t.Skip("no S3 test server (source scripts/test-services.sh)")
-	}
+	walkthrough(t, testConfig(t, func(c *Config) {
+		c.DatabaseURL = db
+		useTestS3(t, c)
+	}))
+}
+
+// useTestS3 points c at a fresh bucket of the S3 server the test scripts start,
+// skipping the test without one (failing with COFFER_TEST_REQUIRE_SERVICES=1).
+func useTestS3(t *testing.T, c *Config) {
+	t.Helper()
 	var r [6]byte
 	rand.Read(r[:])
-	walkthrough(t, testConfig(t, func(c *Config) {
-		c.DatabaseURL, c.S3Endpoint, c.S3Bucket = db, ep, "coffer-app-"+hex.EncodeToString(r[:])
-		c.S3AccessKey, c.S3SecretKey = os.Getenv("COFFER_TEST_S3_ACCESS_KEY"), os.Getenv("COFFER_TEST_S3_SECRET_KEY")
-	}))
+	c.S3Endpoint, c.S3Bucket = os.Getenv("COFFER_TEST_S3_ENDPOINT"), "coffer-app-"+hex.EncodeToString(r[:])
+	c.S3AccessKey, c.S3SecretKey = os.Getenv("COFFER_TEST_S3_ACCESS_KEY"), os.Getenv("COFFER_TEST_S3_SECRET_KEY")
+	switch {
+	case c.S3Endpoint != "":
+		return
+	case os.Getenv("COFFER_TEST_REQUIRE_SERVICES") == "1":
+		t.Fatal("COFFER_TEST_S3_ENDPOINT is required with COFFER_TEST_REQUIRE_SERVICES=1")
+	}
+	t.Skip("no S3 test server (source scripts/test-services.sh)")
 }
 
 // walkthrough starts the server configured by c, with the admin secret and the
