@@ -31,11 +31,7 @@ func (s *Main) buildHTTP() error {
 	}
 	hcfg := httpapi.DefaultConfig()
 	hcfg.PublicURL, hcfg.Version, hcfg.AccessLog = c.PublicURL, c.Version, c.accessLog()
-	hcfg.Metrics, hcfg.MetricsToken, hcfg.MetricsElsewhere = metrics.New(), c.MetricsToken, c.MetricsListen != ""
-	pool := s.images.Pool()
-	hcfg.Metrics.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: s.svc.Content(), Variants: s.svc.Variants(),
-		Blobs: s.st.blobs, Bus: s.bus, Webhooks: &s.webhooks.Stats, Images: func() (int, int) { return pool.Queued(), pool.Busy() },
-		ImageWorkerStarts: workerStarts(s.images)})
+	hcfg.Metrics, hcfg.MetricsToken, hcfg.MetricsElsewhere = s.newMetrics(), c.MetricsToken, c.MetricsListen != ""
 	h, err := httpapi.New(hcfg, s.svc, authn, signer, s.log)
 	if err != nil {
 		return err
@@ -58,6 +54,16 @@ func (s *Main) buildHTTP() error {
 			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	}
 	return nil
+}
+
+// newMetrics returns the metrics registry, watching every component's counters.
+func (s *Main) newMetrics() *metrics.Metrics {
+	m := metrics.New()
+	pool := s.images.Pool()
+	m.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: s.svc.Content(), Variants: s.svc.Variants(),
+		Blobs: s.st.blobs, Bus: s.bus, Webhooks: &s.webhooks.Stats, Images: func() (int, int) { return pool.Queued(), pool.Busy() },
+		ImageWorkerStarts: workerStarts(s.images)})
+	return m
 }
 
 // Listen binds the listen address and, with --metrics-listen, the metrics address.
