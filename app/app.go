@@ -19,6 +19,7 @@ import (
 // Main is a coffer server: its stores, service, background work and listeners.
 type Main struct {
 	cfg    *Config
+	parts  Parts
 	log    *slog.Logger
 	st     *stores
 	svc    *service.Service
@@ -39,8 +40,9 @@ type Main struct {
 }
 
 // New validates cfg, opens the stores (migrating the metadata database) and builds
-// the server, which does not listen yet. The caller must Close it.
-func New(ctx context.Context, cfg Config, log *slog.Logger) (*Main, error) {
+// the server from them, cfg and parts; it does not listen yet. The caller must Close
+// it.
+func New(ctx context.Context, cfg Config, parts Parts, log *slog.Logger) (*Main, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -48,7 +50,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Main, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Main{cfg: &cfg, log: log, st: st}
+	s := &Main{cfg: &cfg, parts: parts, log: log, st: st}
 	if err := s.build(ctx); err != nil {
 		s.Close()
 		return nil, err
@@ -69,10 +71,9 @@ func (s *Main) build(ctx context.Context) error {
 		return err
 	}
 	s.svc = svc
-	if s.images, err = newImages(c, s.log); err != nil {
+	if err := s.buildImages(); err != nil {
 		return err
 	}
-	svc.UseImages(s.images)
 	s.st.cache.OnRulesChanged(func() { _ = svc.ReloadRules(context.Background()) }) // a failure is logged and retried
 	if err := s.buildWebhooks(svc); err != nil {
 		return err
@@ -90,6 +91,20 @@ func (s *Main) build(ctx context.Context) error {
 		return err
 	}
 	return s.buildHTTP()
+}
+
+// buildImages installs the image engine of parts, else the worker's.
+func (s *Main) buildImages() error {
+	s.images = s.parts.Images
+	if s.images == nil {
+		e, err := newImages(s.cfg, s.log)
+		if err != nil {
+			return err
+		}
+		s.images = e
+	}
+	s.svc.UseImages(s.images)
+	return nil
 }
 
 // startupSweep removes what an earlier run left unfinished.
@@ -122,7 +137,7 @@ func loadRules(ctx context.Context, svc *service.Service, path string) error {
 }
 
 // Close stops the background work, waits for webhook attempts in flight, stops the
-// image worker and closes the stores. It does not stop serving: Run does that.
+// image worker (unless Parts gave the engine) and closes the stores. It does not stop serving: Run does that.
 func (s *Main) Close() error {
 	if s.sweep != nil {
 		s.sweep()
@@ -134,7 +149,7 @@ func (s *Main) Close() error {
 	if s.authn != nil {
 		s.authn.Close()
 	}
-	if s.images != nil {
+	if s.images != nil && s.parts.Images == nil {
 		s.images.Close()
 	}
 	return s.st.Close()

@@ -30,7 +30,7 @@ const adminSecret = "app-test-admin-secret"
 // base URL; the server stops and closes when the test ends, and Run must return nil.
 func start(t *testing.T, c Config) string {
 	t.Helper()
-	m, err := New(context.Background(), c, discard())
+	m, err := New(context.Background(), c, Parts{}, discard())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,12 @@ import (
 	"time"
 
 	"github.com/coffer/coffer/auth"
+	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/httpapi"
+	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/metrics"
+	"github.com/coffer/coffer/service"
 )
 
 // buildHTTP builds the authenticator, the presign signer, the metrics and the HTTP
@@ -25,13 +29,18 @@ func (s *Main) buildHTTP() error {
 		return err
 	}
 	s.authn = authn
-	signer, err := presignSigner(c)
-	if err != nil {
-		return err
+	signer := s.parts.Signer
+	if signer == nil {
+		if signer, err = presignSigner(c); err != nil {
+			return err
+		}
 	}
 	hcfg := httpapi.DefaultConfig()
 	hcfg.PublicURL, hcfg.Version, hcfg.AccessLog = c.PublicURL, c.Version, c.accessLog()
 	hcfg.Metrics, hcfg.MetricsToken, hcfg.MetricsElsewhere = s.newMetrics(), c.MetricsToken, c.MetricsListen != ""
+	if s.parts.HTTP != nil {
+		s.parts.HTTP(&hcfg)
+	}
 	h, err := httpapi.New(hcfg, s.svc, authn, signer, s.log)
 	if err != nil {
 		return err
@@ -81,6 +90,21 @@ func (s *Main) Listen() error {
 	}
 	return nil
 }
+
+// Handler returns the API's handler (tests call it without a connection).
+func (s *Main) Handler() http.Handler { return s.http.Handler }
+
+// Service returns the service the API serves.
+func (s *Main) Service() *service.Service { return s.svc }
+
+// Blobs returns the blob store.
+func (s *Main) Blobs() *blob.Store { return s.st.blobs }
+
+// DBCalls returns the counter of the metadata store calls that reach the database.
+func (s *Main) DBCalls() *meta.Counting { return s.st.db }
+
+// MetaCache returns the metadata cache over the database.
+func (s *Main) MetaCache() *cache.Meta { return s.st.cache }
 
 // Addr returns the address the API listens on, once Listen has returned.
 func (s *Main) Addr() net.Addr { return s.ln.Addr() }

@@ -26,7 +26,7 @@ func settingsLog(t *testing.T, c Config) string {
 	t.Setenv("PATH", t.TempDir()) // no coffer-imager: images off
 	var buf bytes.Buffer
 	log := slog.New(slog.NewTextHandler(&buf, nil))
-	s, err := New(context.Background(), c, log)
+	s, err := New(context.Background(), c, Parts{}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

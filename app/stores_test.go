@@ -53,12 +53,12 @@ func TestMigrateAndDataDirLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", t.TempDir())
-	m, err := New(context.Background(), c, discard())
+	m, err := New(context.Background(), c, Parts{}, discard())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	if _, err := New(context.Background(), c, discard()); err == nil || !strings.Contains(err.Error(), "in use by another coffer process") {
+	if _, err := New(context.Background(), c, Parts{}, discard()); err == nil || !strings.Contains(err.Error(), "in use by another coffer process") {
 		t.Errorf("second server on one data dir: %v", err)
 	}
 }

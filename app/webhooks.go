@@ -32,7 +32,10 @@ func (s *Main) buildWebhooks(svc *service.Service) error {
 		return err
 	}
 	dcfg.SingleNode = s.cfg.UsesSQLite()
-	guard := webhook.NewGuard(gcfg, nil, nil)
+	if s.parts.Webhooks != nil {
+		s.parts.Webhooks(&dcfg)
+	}
+	guard := webhook.NewGuard(gcfg, s.parts.Resolver, nil)
 	d, err := webhook.New(dcfg, s.st.outbox, guard.Client(dcfg.Timeout), s.log)
 	if err != nil {
 		return err

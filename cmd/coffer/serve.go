@@ -32,7 +32,7 @@ func newServeCmd() *cobra.Command {
 			}
 			defer gcfloor.Start(uint64(c.GCHeapFloor)).Stop()
 			c.Version = version
-			m, err := app.New(cmd.Context(), c.Config, log)
+			m, err := app.New(cmd.Context(), c.Config, app.Parts{}, log)
 			if err != nil {
 				return err
 			}
