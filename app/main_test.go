@@ -5,9 +5,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/coffer/coffer/imaging/imagingtest"
 )
 
 // imager is a coffer-imager built for this run, "" without libvips.
@@ -18,13 +18,9 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	if exec.Command("pkg-config", "--exists", "vips").Run() == nil {
-		imager = filepath.Join(dir, imagerName)
-		out, err := exec.Command("go", "build", "-o", imager, "github.com/coffer/coffer/cmd/coffer-imager").CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "build %s: %v\n%s", imagerName, err, out)
-			os.Exit(1)
-		}
+	if imager, err = imagingtest.BuildImager(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
