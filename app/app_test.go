@@ -27,32 +27,20 @@ import (
 const adminSecret = "app-test-admin-secret"
 
 // start runs the whole server as `coffer serve` would, on 127.0.0.1, and returns its
-// base URL; the server stops and closes when the test ends, and Run must return nil.
+// base URL; the server stops and closes when the test ends, which must go cleanly.
 func start(t *testing.T, c Config) string {
 	t.Helper()
+	var stop func() error
 	m, err := New(context.Background(), c, Parts{}, discard())
+	if err == nil {
+		stop, err = m.Start() // closes m if it fails
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Listen(); err != nil {
-		m.Close()
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
 	t.Cleanup(func() {
-		cancel()
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Error("Run did not return after its context ended")
-		}
-		if err := m.Close(); err != nil {
-			t.Errorf("Close: %v", err)
+		if err := stop(); err != nil {
+			t.Errorf("stop: %v", err)
 		}
 	})
 	return "http://" + m.Addr().String()

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -135,6 +136,24 @@ func (s *Main) Run(ctx context.Context) error {
 	}
 	s.shutdown()
 	return nil
+}
+
+// Start listens and runs the server in the background, as Listen and Run do; stop
+// ends it (draining requests in flight), waits for Run, closes the server and
+// returns the errors of Run and Close. If Start fails, it has closed the server. For
+// tests and programs embedding coffer.
+func (s *Main) Start() (stop func() error, err error) {
+	if err := s.Listen(); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	return func() error {
+		cancel()
+		err := <-done
+		return errors.Join(err, s.Close())
+	}, nil
 }
 
 // shutdown stops the listeners, draining in-flight API requests within

@@ -88,21 +88,16 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.Listen(); err != nil {
-		m.Close()
+	stop, err := m.Start()
+	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
 	srv := &testServer{URL: cfg.PublicURL, Addr: m.Addr().String(), Handler: m.Handler(), client: &http.Client{Transport: &http.Transport{}}}
 	t.Cleanup(func() {
 		srv.client.CloseIdleConnections()
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Run: %v", err)
+		if err := stop(); err != nil {
+			t.Errorf("stop: %v", err)
 		}
-		m.Close()
 	})
 	tt, _ := t.(*testing.T)
 	return &env{t: tt, srv: srv, svc: m.Service(), blobs: m.Blobs(), db: m.DBCalls(), cache: m.MetaCache(),
