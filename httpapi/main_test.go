@@ -3,13 +3,11 @@ package httpapi_test
 import (
 	"bytes"
 	"cmp"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"mime/multipart"
-	"net"
 	"net/http"
 	"net/textproto"
 	"os"
@@ -24,6 +22,7 @@ import (
 	"github.com/coffer/coffer/httpapi"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/imaging/vips"
+	"github.com/coffer/coffer/internal/apptest"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/webhook"
@@ -84,21 +83,10 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	cfg, parts := envConfig(t, o)
-	m, err := app.New(context.Background(), cfg, parts, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop, err := m.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &testServer{URL: cfg.PublicURL, Addr: m.Addr().String(), Handler: m.Handler(), client: &http.Client{Transport: &http.Transport{}}}
-	t.Cleanup(func() {
-		srv.client.CloseIdleConnections()
-		if err := stop(); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-	})
+	srv := &testServer{URL: cfg.PublicURL, client: &http.Client{Transport: &http.Transport{}}}
+	t.Cleanup(srv.client.CloseIdleConnections) // runs after coffer stops
+	m := apptest.Start(t, cfg, parts, log)
+	srv.Addr, srv.Handler = m.Addr().String(), m.Handler()
 	tt, _ := t.(*testing.T)
 	return &env{t: tt, srv: srv, svc: m.Service(), blobs: m.Blobs(), db: m.DBCalls(), cache: m.MetaCache(),
 		blobDir: filepath.Join(cfg.DataDir, "blobs")}
@@ -107,9 +95,7 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 // envConfig returns the app configuration and parts of o, over a temp data dir and a
 // free loopback port.
 func envConfig(t testing.TB, o envOptions) (app.Config, app.Parts) {
-	cfg := app.DefaultConfig()
-	cfg.DataDir, cfg.Listen, cfg.Version = t.TempDir(), freeAddr(t), "test"
-	cfg.PublicURL = "http://" + cfg.Listen
+	cfg := apptest.Config(t)
 	cfg.AdminSecret, cfg.JWTSecret, cfg.H2C, cfg.Compat.HideForbidden = adminSecret, o.jwtSecret, o.h2c, o.hide
 	cfg.MetricsToken, cfg.ClamAV.Addr, cfg.ClamAV.FailOpen, cfg.ClamAV.Timeout = o.metrics.MetricsToken, o.clamd, o.failOpen, 10*time.Second
 	if o.accessLog != nil {
@@ -153,16 +139,6 @@ func envEngine(t testing.TB, o envOptions) imaging.Engine {
 	}
 	t.Cleanup(func() { engine.Close() })
 	return engine
-}
-
-// freeAddr returns a loopback address that was free a moment ago.
-func freeAddr(t testing.TB) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 type part struct {

@@ -8,6 +8,7 @@ import (
 	"github.com/coffer/coffer/app"
 	"github.com/coffer/coffer/internal/gcfloor"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func newServeCmd() *cobra.Command {
@@ -17,10 +18,7 @@ func newServeCmd() *cobra.Command {
 		Short: "Run the storage server",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := applyEnv(cmd.Flags()); err != nil {
-				return err
-			}
-			if err := c.Validate(); err != nil {
+			if err := c.load(cmd.Flags()); err != nil {
 				return err
 			}
 			log, err := newLogger(c.LogLevel, c.LogFormat)
@@ -56,10 +54,7 @@ func newMigrateCmd() *cobra.Command {
 		Short: "Apply database migrations and exit (serve also migrates at start)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := applyEnv(cmd.Flags()); err != nil {
-				return err
-			}
-			if err := c.Validate(); err != nil {
+			if err := c.load(cmd.Flags()); err != nil {
 				return err
 			}
 			if err := app.Migrate(cmd.Context(), c.Config); err != nil {
@@ -72,6 +67,15 @@ func newMigrateCmd() *cobra.Command {
 	c.storeFlags(cmd.Flags())
 	bindEnv(cmd.Flags())
 	return cmd
+}
+
+// load reads the environment variables of the flags not on the command line into c
+// and validates it.
+func (c *serveConfig) load(fs *pflag.FlagSet) error {
+	if err := applyEnv(fs); err != nil {
+		return err
+	}
+	return c.Validate()
 }
 
 func newLogger(level, format string) (*slog.Logger, error) {

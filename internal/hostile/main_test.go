@@ -24,6 +24,7 @@ import (
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/imaging/imagingtest"
+	"github.com/coffer/coffer/internal/apptest"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -90,19 +91,7 @@ func newServer(t *testing.T) *server {
 	s := &server{t: t, root: root, data: filepath.Join(root, "data"), panics: new(atomic.Int64), errLogs: new(atomic.Int64)}
 	log := slog.New(&countingLog{panics: s.panics, errors: s.errLogs})
 	cfg, parts := s.config()
-	m, err := app.New(context.Background(), cfg, parts, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop, err := m.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := stop(); err != nil {
-			t.Errorf("stop: %v", err)
-		}
-	})
+	apptest.Start(t, cfg, parts, log)
 	s.url = cfg.PublicURL
 	s.client = &http.Client{Timeout: time.Minute, Transport: &http.Transport{},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }} // the server's answer, as it is
@@ -115,9 +104,8 @@ func newServer(t *testing.T) *server {
 
 // config returns the suite's server settings, on a free loopback port.
 func (s *server) config() (app.Config, app.Parts) {
-	cfg := app.DefaultConfig()
-	cfg.DataDir, cfg.Listen, cfg.RulesFile = s.data, freeAddr(s.t), filepath.Join(s.t.TempDir(), "rules.yaml") // not under root
-	cfg.PublicURL = "http://" + cfg.Listen
+	cfg := apptest.Config(s.t)
+	cfg.DataDir, cfg.RulesFile = s.data, filepath.Join(s.t.TempDir(), "rules.yaml") // not under root
 	if err := os.WriteFile(cfg.RulesFile, []byte(rules), 0o600); err != nil {
 		s.t.Fatal(err)
 	}
@@ -135,16 +123,6 @@ func (s *server) config() (app.Config, app.Parts) {
 		parts.Images = imaging.NewDisabled("libvips is not installed")
 	}
 	return cfg, parts
-}
-
-// freeAddr returns a loopback address that was free a moment ago.
-func freeAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // noDNS resolves nothing: the suite never asks the system resolver.
