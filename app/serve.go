@@ -18,23 +18,30 @@ import (
 	"github.com/coffer/coffer/service"
 )
 
-// buildHTTP builds the authenticator, the presign signer, the metrics and the HTTP
-// servers (the API and, with --metrics-listen, the metrics one).
-func (s *Main) buildHTTP() error {
+// buildAuth builds the authenticator and returns the presign signer.
+func (s *Main) buildAuth() (*auth.Signer, error) {
 	c := s.cfg
 	acfg := auth.DefaultConfig()
 	acfg.AdminSecret, acfg.UnauthorizedRole, acfg.JWTSecret, acfg.Logger = c.AdminSecret, c.UnauthorizedRole, c.JWTSecret, s.log
 	acfg.JWTAdminRole = c.Compat.JWTAdminRole
 	authn, err := auth.New(acfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s.authn = authn
-	signer := s.parts.Signer
-	if signer == nil {
-		if signer, err = presignSigner(c); err != nil {
-			return err
-		}
+	if s.parts.Signer != nil {
+		return s.parts.Signer, nil
+	}
+	return presignSigner(c)
+}
+
+// buildHTTP builds the authentication, the metrics and the HTTP servers (the API
+// and, with --metrics-listen, the metrics one).
+func (s *Main) buildHTTP() error {
+	c := s.cfg
+	signer, err := s.buildAuth()
+	if err != nil {
+		return err
 	}
 	hcfg := httpapi.DefaultConfig()
 	hcfg.PublicURL, hcfg.Version, hcfg.AccessLog = c.PublicURL, c.Version, c.accessLog()
@@ -42,7 +49,7 @@ func (s *Main) buildHTTP() error {
 	if s.parts.HTTP != nil {
 		s.parts.HTTP(&hcfg)
 	}
-	h, err := httpapi.New(hcfg, s.svc, authn, signer, s.log)
+	h, err := httpapi.New(hcfg, s.svc, s.authn, signer, s.log)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"maps"
 	"reflect"
 	"runtime"
 	"strconv"
@@ -10,6 +11,64 @@ import (
 	"github.com/coffer/coffer/app"
 	"github.com/spf13/pflag"
 )
+
+// serveDefaults are the flag defaults `coffer serve` had before the app package
+// existed.
+var serveDefaults = map[string]string{
+	"access-log":               "on",
+	"access-log-reads-per-sec": "100",
+	"admin-secret":             "",
+	"clamav-addr":              "",
+	"clamav-fail-open":         "false",
+	"clamav-timeout":           "2m0s",
+	"content-cache-max-file":   "1048576",
+	"content-cache-size":       "268435456",
+	"data-dir":                 "./data",
+	"database-url":             "",
+	"gc-heap-floor":            "16777216",
+	"h2c":                      "false",
+	"hide-forbidden":           "false",
+	"image-max-bytes":          "67108864",
+	"image-max-cost":           "2000000000",
+	"image-max-pixels":         "50000000",
+	"image-queue":              "64",
+	"image-timeout":            "10s",
+	"image-user-queue":         "8",
+	"image-user-workers":       "0",
+	"image-worker":             "",
+	"image-worker-idle":        "5m0s",
+	"image-workers":            strconv.Itoa(runtime.NumCPU()),
+	"jwt-admin-role":           "true",
+	"jwt-secret":               "",
+	"listen":                   "127.0.0.1:8000",
+	"log-format":               "json",
+	"log-level":                "info",
+	"meta-cache-files":         "100000",
+	"meta-cache-ttl":           "5m0s",
+	"metrics-listen":           "",
+	"metrics-token":            "",
+	"presign-previous-secrets": "[]",
+	"presign-secret":           "",
+	"public-url":               "",
+	"rules":                    "",
+	"s3-access-key":            "",
+	"s3-bucket":                "",
+	"s3-endpoint":              "",
+	"s3-path-style":            "true",
+	"s3-region":                "us-east-1",
+	"s3-secret-key":            "",
+	"shutdown-timeout":         "30s",
+	"stale-upload-after":       "24h0m0s",
+	"sweep-interval":           "1h0m0s",
+	"unauthorized-role":        "public",
+	"variant-cache-size":       "67108864",
+	"variants-per-file":        "20",
+	"webhook-allow-networks":   "[]",
+	"webhook-max-attempts":     "10",
+	"webhook-retention":        "168h0m0s",
+	"webhook-timeout":          "5s",
+	"webhook-workers":          "8",
+}
 
 // The flags' defaults are app.DefaultConfig, so `coffer serve` without flags runs the
 // configuration tests start from, and they are the defaults serve always had.
@@ -26,62 +85,7 @@ func TestFlagDefaults(t *testing.T) {
 	if !reflect.DeepEqual(c.Config, want) {
 		t.Errorf("flag defaults:\n%+v\nwant app.DefaultConfig():\n%+v", c.Config, want)
 	}
-	// The defaults `coffer serve` had before the app package existed.
-	defaults := map[string]string{
-		"access-log":               "on",
-		"access-log-reads-per-sec": "100",
-		"admin-secret":             "",
-		"clamav-addr":              "",
-		"clamav-fail-open":         "false",
-		"clamav-timeout":           "2m0s",
-		"content-cache-max-file":   "1048576",
-		"content-cache-size":       "268435456",
-		"data-dir":                 "./data",
-		"database-url":             "",
-		"gc-heap-floor":            "16777216",
-		"h2c":                      "false",
-		"hide-forbidden":           "false",
-		"image-max-bytes":          "67108864",
-		"image-max-cost":           "2000000000",
-		"image-max-pixels":         "50000000",
-		"image-queue":              "64",
-		"image-timeout":            "10s",
-		"image-user-queue":         "8",
-		"image-user-workers":       "0",
-		"image-worker":             "",
-		"image-worker-idle":        "5m0s",
-		"image-workers":            strconv.Itoa(runtime.NumCPU()),
-		"jwt-admin-role":           "true",
-		"jwt-secret":               "",
-		"listen":                   "127.0.0.1:8000",
-		"log-format":               "json",
-		"log-level":                "info",
-		"meta-cache-files":         "100000",
-		"meta-cache-ttl":           "5m0s",
-		"metrics-listen":           "",
-		"metrics-token":            "",
-		"presign-previous-secrets": "[]",
-		"presign-secret":           "",
-		"public-url":               "",
-		"rules":                    "",
-		"s3-access-key":            "",
-		"s3-bucket":                "",
-		"s3-endpoint":              "",
-		"s3-path-style":            "true",
-		"s3-region":                "us-east-1",
-		"s3-secret-key":            "",
-		"shutdown-timeout":         "30s",
-		"stale-upload-after":       "24h0m0s",
-		"sweep-interval":           "1h0m0s",
-		"unauthorized-role":        "public",
-		"variant-cache-size":       "67108864",
-		"variants-per-file":        "20",
-		"webhook-allow-networks":   "[]",
-		"webhook-max-attempts":     "10",
-		"webhook-retention":        "168h0m0s",
-		"webhook-timeout":          "5s",
-		"webhook-workers":          "8",
-	}
+	defaults := maps.Clone(serveDefaults)
 	fs.VisitAll(func(f *pflag.Flag) {
 		if want, ok := defaults[f.Name]; !ok || f.DefValue != want {
 			t.Errorf("--%s: default %q, want %q", f.Name, f.DefValue, want)
