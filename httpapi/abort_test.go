@@ -64,7 +64,7 @@ func checkClientClosed(t *testing.T, e *env, logs *lockedBuffer, path string) {
 // file, no blob.
 func TestClientAbortedUploadIs499(t *testing.T) {
 	e, logs := abortEnv(t, envOptions{})
-	conn, err := net.Dial("tcp", e.srv.Listener.Addr().String())
+	conn, err := net.Dial("tcp", e.srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}

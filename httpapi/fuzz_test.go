@@ -17,7 +17,7 @@ func FuzzUploadBody(f *testing.F) {
 	f.Add([]byte("--X\r\nContent-Disposition: form-data; name=\"file[]\"; filename=\"a\"\r\n\r\nabc\r\n--X--\r\n"))
 	f.Add([]byte("--X\r\n\r\n--X--"))
 	e := newEnv(f)
-	h := e.srv.Config.Handler
+	h := e.srv.Handler
 	boundary := multipartBoundary(body.Bytes())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, ct := range []string{"multipart/form-data; boundary=X", "multipart/form-data; boundary=" + boundary} {

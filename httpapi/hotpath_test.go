@@ -150,7 +150,7 @@ func TestServerTimingOnErrors(t *testing.T) {
 // instead of holding a connection and a goroutine.
 func TestStalledUploadCutOff(t *testing.T) {
 	e := newEnv(t, envOptions{readIdle: 200 * time.Millisecond})
-	conn, err := net.Dial("tcp", e.srv.Listener.Addr().String())
+	conn, err := net.Dial("tcp", e.srv.Addr)
 	if err != nil {
 		t.Fatal(err)
 	}

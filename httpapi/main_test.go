@@ -2,37 +2,37 @@ package httpapi_test
 
 import (
 	"bytes"
-	"context"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"mime/multipart"
 	"net/http"
-	"net/http/httptest"
 	"net/textproto"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/coffer/coffer/app"
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/blob"
-	"github.com/coffer/coffer/blob/fsblob"
 	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/httpapi"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/imaging/vips"
+	"github.com/coffer/coffer/internal/apptest"
 	"github.com/coffer/coffer/meta"
-	"github.com/coffer/coffer/meta/sqlite"
-	"github.com/coffer/coffer/metrics"
 	"github.com/coffer/coffer/service"
+	"github.com/coffer/coffer/webhook"
 )
 
 const adminSecret = "test-admin-secret"
 
 type env struct {
 	t     *testing.T
-	srv   *httptest.Server
+	srv   *testServer
 	svc   *service.Service
 	blobs *blob.Store
 	db    *meta.Counting // every metadata store call, under the cache
@@ -40,6 +40,17 @@ type env struct {
 	// blobDir is the disk blob store's directory.
 	blobDir string
 }
+
+// testServer is where the env's server listens, and a client for it.
+type testServer struct {
+	URL     string
+	Addr    string
+	Handler http.Handler
+	client  *http.Client
+}
+
+// Client returns a client for the server whose connections close with the test.
+func (s *testServer) Client() *http.Client { return s.client }
 
 // envOptions change the test server's setup.
 type envOptions struct {
@@ -49,7 +60,7 @@ type envOptions struct {
 	writeTime time.Duration  // WriteTimeout
 	images    bool           // install the libvips engine
 	engine    imaging.Engine // or this one
-	webhooks  bool           // run a webhook dispatcher that may reach loopback
+	webhooks  bool           // webhooks may reach loopback, with short backoffs
 	h2c       bool           // also serve HTTP/2 without TLS
 	hide      bool           // service.Config.HideForbidden
 	log       *slog.Logger   // default: text to io.Discard
@@ -59,99 +70,75 @@ type envOptions struct {
 	failOpen  bool           // store uploads unscanned when that clamd is unavailable
 }
 
-// newEnv starts the real handler over SQLite and disk blobs in a temp dir, on loopback.
+// newEnv starts the server as cmd/coffer does (app.New, SQLite and disk blobs in a
+// temp dir) on 127.0.0.1, with the settings of opts.
 func newEnv(t testing.TB, opts ...envOptions) *env {
 	t.Helper()
-	dir := t.TempDir()
-	ctx := context.Background()
-	m, err := sqlite.Open(ctx, filepath.Join(dir, "coffer.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := m.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	d, err := fsblob.New(filepath.Join(dir, "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blobs := blob.New(d)
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	if len(opts) > 0 && opts[0].log != nil {
-		log = opts[0].log
-	}
-	db := meta.NewCounting(m)
-	mc, err := cache.NewMeta(db, cache.DefaultMetaConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
 	var o envOptions
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	cfg := service.DefaultConfig()
-	cfg.SingleNode, cfg.HideForbidden = true, o.hide
-	svc, err := service.New(cfg, mc, blobs, log)
-	if err != nil {
-		t.Fatal(err)
+	log := o.log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if o.images {
-		icfg := imaging.DefaultConfig()
-		icfg.Workers, icfg.Queue = 2, 8
-		engine, err := vips.New(icfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { engine.Close() })
-		svc.UseImages(engine)
-	}
-	if o.engine != nil {
-		svc.UseImages(o.engine)
-	}
-	if o.webhooks {
-		startWebhooks(t, svc, m)
-	}
-	if o.clamd != "" {
-		useClamd(t, svc, m, o.clamd, o.failOpen)
+	cfg, parts := envConfig(t, o)
+	srv := &testServer{URL: cfg.PublicURL, client: &http.Client{Transport: &http.Transport{}}}
+	t.Cleanup(srv.client.CloseIdleConnections) // runs after coffer stops
+	m := apptest.Start(t, cfg, parts, log)
+	srv.Addr, srv.Handler = m.Addr().String(), m.Handler()
+	tt, _ := t.(*testing.T)
+	return &env{t: tt, srv: srv, svc: m.Service(), blobs: m.Blobs(), db: m.DBCalls(), cache: m.MetaCache(),
+		blobDir: filepath.Join(cfg.DataDir, "blobs")}
+}
+
+// envConfig returns the app configuration and parts of o, over a temp data dir and a
+// free loopback port.
+func envConfig(t testing.TB, o envOptions) (app.Config, app.Parts) {
+	cfg := apptest.Config(t)
+	cfg.AdminSecret, cfg.JWTSecret, cfg.H2C, cfg.Compat.HideForbidden = adminSecret, o.jwtSecret, o.h2c, o.hide
+	cfg.MetricsToken, cfg.ClamAV.Addr, cfg.ClamAV.FailOpen, cfg.ClamAV.Timeout = o.metrics.MetricsToken, o.clamd, o.failOpen, 10*time.Second
+	if o.accessLog != nil {
+		cfg.AccessLog, cfg.AccessLogReads = o.accessLog.Mode, o.accessLog.ReadsPerSecond
 	}
 	if o.rules != "" {
-		if err := svc.LoadRules(ctx, []byte(o.rules)); err != nil {
+		cfg.RulesFile = filepath.Join(cfg.DataDir, "rules.json")
+		if err := os.WriteFile(cfg.RulesFile, []byte(o.rules), 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	acfg := auth.DefaultConfig()
-	acfg.AdminSecret, acfg.JWTSecret = adminSecret, o.jwtSecret
-	authn, err := auth.New(acfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	signer, _ := auth.NewSigner("k1", map[string][]byte{"k1": bytes.Repeat([]byte("k"), 32)})
-	srv := httptest.NewUnstartedServer(nil)
-	mt := metrics.New()
-	mt.Watch(metrics.Sources{DB: db, Meta: mc, Content: svc.Content(), Blobs: blobs})
-	hcfg := httpapi.DefaultConfig()
-	hcfg.PublicURL, hcfg.Version, hcfg.Metrics = "http://"+srv.Listener.Addr().String(), "test", mt
-	if o.readIdle > 0 {
-		hcfg.ReadIdleTimeout = o.readIdle
+	parts := app.Parts{Images: envEngine(t, o), Resolver: testResolver, Signer: signer, HTTP: func(h *httpapi.Config) {
+		h.ReadIdleTimeout = cmp.Or(o.readIdle, h.ReadIdleTimeout)
+		h.WriteTimeout = cmp.Or(o.writeTime, h.WriteTimeout)
+		h.MetricsElsewhere = o.metrics.MetricsElsewhere
+	}}
+	if o.webhooks {
+		cfg.Webhooks.AllowNetworks, cfg.Webhooks.Timeout = []string{"127.0.0.0/8"}, 2*time.Second
+		parts.Webhooks = func(w *webhook.Config) {
+			w.BackoffBase, w.BackoffMax, w.Poll = 5*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond
+		}
 	}
-	if o.writeTime > 0 {
-		hcfg.WriteTimeout = o.writeTime
+	return cfg, parts
+}
+
+// envEngine returns the image engine of o: the libvips engine in this process, o's
+// engine, or one that answers 501.
+func envEngine(t testing.TB, o envOptions) imaging.Engine {
+	switch {
+	case o.engine != nil:
+		return o.engine
+	case !o.images:
+		return imaging.NewDisabled("no image engine in this test")
 	}
-	hcfg.MetricsToken, hcfg.MetricsElsewhere = o.metrics.MetricsToken, o.metrics.MetricsElsewhere
-	if o.accessLog != nil {
-		hcfg.AccessLog = *o.accessLog
-	}
-	h, err := httpapi.New(hcfg, svc, authn, signer, log)
+	icfg := imaging.DefaultConfig()
+	icfg.Workers, icfg.Queue = 2, 8
+	engine, err := vips.New(icfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Config.Handler = h
-	srv.Listener, srv.Config.ConnContext = httpapi.Listener(srv.Listener), httpapi.ConnContext // as cmd/coffer serves
-	srv.Config.Protocols = httpapi.Protocols(o.h2c)
-	srv.Start()
-	t.Cleanup(func() { srv.Close(); blobs.Close(); m.Close() })
-	tt, _ := t.(*testing.T)
-	return &env{t: tt, srv: srv, svc: svc, blobs: blobs, db: db, cache: mc, blobDir: filepath.Join(dir, "blobs")}
+	t.Cleanup(func() { engine.Close() })
+	return engine
 }
 
 type part struct {

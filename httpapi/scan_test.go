@@ -13,22 +13,8 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/blob"
-	"github.com/coffer/coffer/meta/sqlite"
-	"github.com/coffer/coffer/scan/clamd"
 	"github.com/coffer/coffer/scan/clamd/clamdtest"
-	"github.com/coffer/coffer/service"
 )
-
-// useClamd makes svc scan uploads with the clamd at addr, recording refusals in m.
-func useClamd(t testing.TB, svc *service.Service, m *sqlite.Store, addr string, failOpen bool) {
-	cfg := clamd.DefaultConfig()
-	cfg.Addr, cfg.Timeout = addr, 10*time.Second
-	c, err := clamd.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc.SetScanning(service.Scanning{Scanner: c, Rejections: m, FailOpen: failOpen})
-}
 
 const scanRules = `{"rules":[{"role":"user","buckets":["default"],
   "upload":{"presets":{"uploaded_by_user_id":"X-Hasura-User-Id"}},

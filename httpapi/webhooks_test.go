@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -15,6 +17,10 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/auth"
+	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/blob/fsblob"
+	"github.com/coffer/coffer/httpapi"
 	"github.com/coffer/coffer/meta/sqlite"
 	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/webhook"
@@ -41,24 +47,6 @@ var testResolver = stubResolver{
 	"hooks.test":               {netip.MustParseAddr("127.0.0.1")},
 	"private.test":             {netip.MustParseAddr("10.0.0.5")},
 	"metadata.google.internal": {netip.MustParseAddr("169.254.169.254")},
-}
-
-// startWebhooks runs a dispatcher over the env's store; only 127.0.0.0/8 is allowed
-// besides public addresses (the test receivers listen there).
-func startWebhooks(t testing.TB, svc *service.Service, m *sqlite.Store) {
-	g := webhook.NewGuard(webhook.GuardConfig{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, testResolver, nil)
-	cfg := webhook.DefaultConfig()
-	cfg.BackoffBase, cfg.BackoffMax, cfg.Poll = 5*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond
-	d, err := webhook.New(cfg, m, g.Client(2*time.Second), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.OnEvent(d.Wake)
-	svc.SetWebhooks(service.Webhooks{Outbox: m, CheckURL: g.CheckTarget})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { d.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
 }
 
 type hookReceiver struct {
@@ -235,8 +223,39 @@ func TestWebhookRetriesThenDeadLetter(t *testing.T) {
 	}
 }
 
+// A service without webhooks (the server always has them, over a store with an
+// outbox) answers 501 to their administration.
 func TestWebhooksOffAnswer501(t *testing.T) {
-	e := newEnv(t)
+	ctx, dir := context.Background(), t.TempDir()
+	m, err := sqlite.Open(ctx, filepath.Join(dir, "coffer.db"))
+	if err == nil {
+		err = m.Migrate(ctx)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	d, err := fsblob.New(filepath.Join(dir, "blobs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := service.New(service.DefaultConfig(), m, blob.New(d), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	acfg := auth.DefaultConfig()
+	acfg.AdminSecret = adminSecret
+	authn, err := auth.New(acfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := httpapi.New(httpapi.DefaultConfig(), svc, authn, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	e := &env{t: t, srv: &testServer{URL: srv.URL, client: srv.Client()}}
 	mustError(t, e.do("GET", "/v1/webhooks", nil, true), http.StatusNotImplemented)
 	mustError(t, e.do("GET", "/v1/webhooks", nil, false), http.StatusUnauthorized)
 }

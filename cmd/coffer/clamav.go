@@ -1,53 +1,14 @@
 package main
 
 import (
-	"context"
-	"fmt"
-	"time"
-
-	"github.com/coffer/coffer/scan/clamd"
-	"github.com/coffer/coffer/service"
+	"github.com/coffer/coffer/app"
 	"github.com/spf13/pflag"
 )
 
-// clamavConfig is what `coffer serve` reads for virus scanning.
-type clamavConfig struct {
-	Addr     string
-	FailOpen bool
-	Timeout  time.Duration
-}
-
-func (c *clamavConfig) flags(fs *pflag.FlagSet) {
-	d := clamd.DefaultConfig()
+// clamavFlags registers the flags of virus scanning into c.
+func clamavFlags(fs *pflag.FlagSet, c *app.ClamAVConfig) {
+	d := app.DefaultConfig().ClamAV
 	fs.StringVar(&c.Addr, "clamav-addr", "", "clamd address (host:port, tcp://host:port or unix:/path): scan every upload and replace as it streams; empty = no scanning")
 	fs.BoolVar(&c.FailOpen, "clamav-fail-open", false, "store uploads unscanned (with a warning in the log) when clamd is unavailable, instead of answering 503")
 	fs.DurationVar(&c.Timeout, "clamav-timeout", d.Timeout, "clamd connect and write timeout, and the wait for its verdict after the last byte")
-}
-
-// buildScanning wires the clamd client, if configured, and the record of refusals to
-// the service, and logs whether uploads are scanned.
-func (s *server) buildScanning(ctx context.Context, svc *service.Service) error {
-	c := s.cfg.ClamAV
-	sc := service.Scanning{Rejections: s.st.rejections, FailOpen: c.FailOpen}
-	if c.Addr == "" {
-		svc.SetScanning(sc)
-		s.log.Info("virus scanning off (no --clamav-addr)")
-		return nil
-	}
-	cfg := clamd.DefaultConfig()
-	cfg.Addr, cfg.Timeout = c.Addr, c.Timeout
-	client, err := clamd.New(cfg)
-	if err != nil {
-		return fmt.Errorf("--clamav-addr: %w", err)
-	}
-	sc.Scanner = client
-	svc.SetScanning(sc)
-	pctx, cancel := context.WithTimeout(ctx, min(c.Timeout, 5*time.Second))
-	defer cancel()
-	if err := client.Ping(pctx); err != nil {
-		s.log.Warn("virus scanning on, but clamd does not answer yet", "clamav_addr", c.Addr, "fail_open", c.FailOpen, "err", err)
-		return nil
-	}
-	s.log.Info("virus scanning on", "clamav_addr", c.Addr, "fail_open", c.FailOpen, "timeout", c.Timeout.String())
-	return nil
 }

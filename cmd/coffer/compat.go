@@ -1,14 +1,13 @@
 package main
 
-import "github.com/spf13/pflag"
+import (
+	"github.com/coffer/coffer/app"
+	"github.com/spf13/pflag"
+)
 
-// compatConfig holds the settings of how closely the /v1 face follows hasura-storage.
-type compatConfig struct {
-	JWTAdminRole  bool
-	HideForbidden bool
-}
-
-func (c *compatConfig) flags(fs *pflag.FlagSet) {
-	fs.BoolVar(&c.JWTAdminRole, "jwt-admin-role", true, `a JWT acting as role "admin" has every permission, as Hasura's admin role does; false: "admin" is an ordinary role that needs rules`)
+// compatFlags registers the flags of how closely the /v1 face follows hasura-storage.
+func compatFlags(fs *pflag.FlagSet, c *app.CompatConfig) {
+	d := app.DefaultConfig().Compat
+	fs.BoolVar(&c.JWTAdminRole, "jwt-admin-role", d.JWTAdminRole, `a JWT acting as role "admin" has every permission, as Hasura's admin role does; false: "admin" is an ordinary role that needs rules`)
 	fs.BoolVar(&c.HideForbidden, "hide-forbidden", false, "answer 404 instead of 403 when a role has no permission at all on a bucket, so a file's existence is never revealed (hasura-storage answers 403)")
 }

@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/coffer/coffer/app"
 	"github.com/coffer/coffer/internal/gcfloor"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func newServeCmd() *cobra.Command {
@@ -16,10 +18,7 @@ func newServeCmd() *cobra.Command {
 		Short: "Run the storage server",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := applyEnv(cmd.Flags()); err != nil {
-				return err
-			}
-			if err := c.validate(); err != nil {
+			if err := c.load(cmd.Flags()); err != nil {
 				return err
 			}
 			log, err := newLogger(c.LogLevel, c.LogFormat)
@@ -30,15 +29,16 @@ func newServeCmd() *cobra.Command {
 				return fmt.Errorf("--gc-heap-floor must be 0 or more")
 			}
 			defer gcfloor.Start(uint64(c.GCHeapFloor)).Stop()
-			s, err := newServer(cmd.Context(), c, log)
+			c.Version = version
+			m, err := app.New(cmd.Context(), c.Config, app.Parts{}, log)
 			if err != nil {
 				return err
 			}
-			defer s.Close()
-			if err := s.listen(); err != nil {
+			defer m.Close()
+			if err := m.Listen(); err != nil {
 				return err
 			}
-			return s.run(cmd.Context())
+			return m.Run(cmd.Context())
 		},
 	}
 	c.storeFlags(cmd.Flags())
@@ -54,20 +54,10 @@ func newMigrateCmd() *cobra.Command {
 		Short: "Apply database migrations and exit (serve also migrates at start)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := applyEnv(cmd.Flags()); err != nil {
+			if err := c.load(cmd.Flags()); err != nil {
 				return err
 			}
-			if err := c.validate(); err != nil {
-				return err
-			}
-			if c.usesSQLite() {
-				if err := os.MkdirAll(c.DataDir, 0o750); err != nil {
-					return err
-				}
-			}
-			st := &stores{}
-			defer st.Close()
-			if err := st.openMeta(cmd.Context(), c); err != nil {
+			if err := app.Migrate(cmd.Context(), c.Config); err != nil {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "migrations applied")
@@ -77,6 +67,15 @@ func newMigrateCmd() *cobra.Command {
 	c.storeFlags(cmd.Flags())
 	bindEnv(cmd.Flags())
 	return cmd
+}
+
+// load reads the environment variables of the flags not on the command line into c
+// and validates it.
+func (c *serveConfig) load(fs *pflag.FlagSet) error {
+	if err := applyEnv(fs); err != nil {
+		return err
+	}
+	return c.Validate()
 }
 
 func newLogger(level, format string) (*slog.Logger, error) {

@@ -1,87 +1,102 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"log/slog"
+	"maps"
+	"reflect"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/coffer/coffer/app"
 	"github.com/spf13/pflag"
 )
 
-// testConfig returns the serve configuration that args give, over a fresh data dir.
-func testConfig(t *testing.T, args ...string) *serveConfig {
-	t.Helper()
+// serveDefaults are the flag defaults `coffer serve` had before the app package
+// existed.
+var serveDefaults = map[string]string{
+	"access-log":               "on",
+	"access-log-reads-per-sec": "100",
+	"admin-secret":             "",
+	"clamav-addr":              "",
+	"clamav-fail-open":         "false",
+	"clamav-timeout":           "2m0s",
+	"content-cache-max-file":   "1048576",
+	"content-cache-size":       "268435456",
+	"data-dir":                 "./data",
+	"database-url":             "",
+	"gc-heap-floor":            "16777216",
+	"h2c":                      "false",
+	"hide-forbidden":           "false",
+	"image-max-bytes":          "67108864",
+	"image-max-cost":           "2000000000",
+	"image-max-pixels":         "50000000",
+	"image-queue":              "64",
+	"image-timeout":            "10s",
+	"image-user-queue":         "8",
+	"image-user-workers":       "0",
+	"image-worker":             "",
+	"image-worker-idle":        "5m0s",
+	"image-workers":            strconv.Itoa(runtime.NumCPU()),
+	"jwt-admin-role":           "true",
+	"jwt-secret":               "",
+	"listen":                   "127.0.0.1:8000",
+	"log-format":               "json",
+	"log-level":                "info",
+	"meta-cache-files":         "100000",
+	"meta-cache-ttl":           "5m0s",
+	"metrics-listen":           "",
+	"metrics-token":            "",
+	"presign-previous-secrets": "[]",
+	"presign-secret":           "",
+	"public-url":               "",
+	"rules":                    "",
+	"s3-access-key":            "",
+	"s3-bucket":                "",
+	"s3-endpoint":              "",
+	"s3-path-style":            "true",
+	"s3-region":                "us-east-1",
+	"s3-secret-key":            "",
+	"shutdown-timeout":         "30s",
+	"stale-upload-after":       "24h0m0s",
+	"sweep-interval":           "1h0m0s",
+	"unauthorized-role":        "public",
+	"variant-cache-size":       "67108864",
+	"variants-per-file":        "20",
+	"webhook-allow-networks":   "[]",
+	"webhook-max-attempts":     "10",
+	"webhook-retention":        "168h0m0s",
+	"webhook-timeout":          "5s",
+	"webhook-workers":          "8",
+}
+
+// The flags' defaults are app.DefaultConfig, so `coffer serve` without flags runs the
+// configuration tests start from, and they are the defaults serve always had.
+func TestFlagDefaults(t *testing.T) {
 	c := &serveConfig{}
 	fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
 	c.storeFlags(fs)
 	c.serveFlags(fs)
-	if err := fs.Parse(append([]string{"--data-dir", t.TempDir(), "--image-worker-idle", "0"}, args...)); err != nil {
+	if err := fs.Parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.validate(); err != nil {
-		t.Fatal(err)
+	want := app.DefaultConfig()
+	want.Version = ""
+	if !reflect.DeepEqual(c.Config, want) {
+		t.Errorf("flag defaults:\n%+v\nwant app.DefaultConfig():\n%+v", c.Config, want)
 	}
-	return c
-}
-
-// settingsLog builds a server from args and returns what logSettings writes.
-func settingsLog(t *testing.T, args ...string) string {
-	t.Helper()
-	t.Setenv("PATH", t.TempDir()) // no coffer-imager: images off
-	var buf bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&buf, nil))
-	s, err := newServer(context.Background(), testConfig(t, args...), log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	buf.Reset()
-	s.logSettings()
-	return buf.String()
-}
-
-func TestLogSettings(t *testing.T) {
-	out := settingsLog(t)
-	if !strings.Contains(out, "level=WARN") || !strings.Contains(out, "no --admin-secret and no --jwt-secret") {
-		t.Errorf("no warning without credentials:\n%s", out)
-	}
-	for _, want := range []string{`auth="anonymous as role public"`, "metadata=\"sqlite ", "blobs=\"disk ",
-		`images="off (transformations answer 501)"`, `webhooks="on, 8 deliveries at once"`,
-		`metrics="/metrics on the API port, admins only"`, `access_log="on, successful reads up to 100 lines/s"`} {
-		if !strings.Contains(out, want) {
-			t.Errorf("settings line lacks %s:\n%s", want, out)
+	defaults := maps.Clone(serveDefaults)
+	fs.VisitAll(func(f *pflag.Flag) {
+		if want, ok := defaults[f.Name]; !ok || f.DefValue != want {
+			t.Errorf("--%s: default %q, want %q", f.Name, f.DefValue, want)
 		}
+		delete(defaults, f.Name)
+	})
+	if len(defaults) > 0 {
+		t.Errorf("flags gone: %v", defaults)
 	}
-
-	out = settingsLog(t, "--admin-secret", "s", "--jwt-secret", `{"type":"HS256","key":"0123456789abcdef0123456789abcdef"}`,
-		"--metrics-listen", "9999", "--metrics-token", "tok", "--access-log", "errors")
-	if strings.Contains(out, "WARN") {
-		t.Errorf("a warning with credentials set:\n%s", out)
-	}
-	for _, want := range []string{`auth="admin secret, jwt (HS256), anonymous as role public"`,
-		`metrics="/metrics on 127.0.0.1:9999, bearer token"`, "access_log=errors"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("settings line lacks %s:\n%s", want, out)
-		}
-	}
-	if strings.Contains(out, "0123456789abcdef") || strings.Contains(out, "tok\"") {
-		t.Errorf("a secret in the log:\n%s", out)
-	}
-}
-
-func TestMetricsAddr(t *testing.T) {
-	for in, want := range map[string]string{"9090": "127.0.0.1:9090", ":9090": "127.0.0.1:9090",
-		"0.0.0.0:9090": "0.0.0.0:9090", "[::1]:9090": "[::1]:9090", "localhost:1": "localhost:1"} {
-		if got, err := metricsAddr(in); err != nil || got != want {
-			t.Errorf("metricsAddr(%q) = %q, %v; want %q", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"a:b:c", "host:"} {
-		if _, err := metricsAddr(bad); err == nil {
-			t.Errorf("metricsAddr(%q) accepted", bad)
-		}
+	if c.LogLevel != "info" || c.LogFormat != "json" || c.GCHeapFloor != 16<<20 {
+		t.Errorf("process defaults: %q %q %d", c.LogLevel, c.LogFormat, c.GCHeapFloor)
 	}
 }
 

@@ -24,6 +24,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/coffer/coffer/imaging/imagingtest"
 )
 
 const adminSecret = "e2e-admin-secret"
@@ -46,13 +48,9 @@ func TestMain(m *testing.M) {
 	}
 	// The image worker goes next to coffer, where coffer looks for it, if libvips is
 	// installed; without it the image tests skip.
-	if exec.Command("pkg-config", "--exists", "vips").Run() == nil {
-		imager = filepath.Join(dir, "coffer-imager")
-		out, err := exec.Command("go", "build", "-o", imager, "github.com/coffer/coffer/cmd/coffer-imager").CombinedOutput()
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "build coffer-imager: %v\n%s", err, out)
-			os.Exit(1)
-		}
+	if imager, err = imagingtest.BuildImager(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

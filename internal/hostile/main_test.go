@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -21,15 +20,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coffer/coffer/app"
 	"github.com/coffer/coffer/auth"
-	"github.com/coffer/coffer/blob"
-	"github.com/coffer/coffer/blob/fsblob"
-	"github.com/coffer/coffer/httpapi"
+	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/imaging/imagingtest"
-	"github.com/coffer/coffer/imaging/remote"
-	"github.com/coffer/coffer/meta/sqlite"
-	"github.com/coffer/coffer/service"
-	"github.com/coffer/coffer/webhook"
+	"github.com/coffer/coffer/internal/apptest"
 	"github.com/golang-jwt/jwt/v5"
 )
 
@@ -71,9 +66,9 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// server is coffer's API handler over SQLite and disk blobs in root/data, on
-// loopback, with the real coffer-imager when libvips is installed; its log counts
-// the panics the handler's recovery caught.
+// server is coffer as `coffer serve` runs it, over SQLite and disk blobs in
+// root/data, on loopback, with the real coffer-imager when libvips is installed; its
+// log counts the panics the handler's recovery caught.
 type server struct {
 	t       *testing.T
 	url     string
@@ -87,47 +82,47 @@ type server struct {
 }
 
 // newServer starts a server with the suite's rules and buckets: default, priv
-// (private), inline (allowInline) and signed (presigned URLs on).
+// (private), inline (allowInline) and signed (presigned URLs on). It is wired as
+// `coffer serve` wires it (app.New), with webhooks allowed to loopback and resolving
+// no names, and image transformations without a cost budget.
 func newServer(t *testing.T) *server {
 	t.Helper()
 	root := t.TempDir()
-	data := filepath.Join(root, "data")
-	ctx := context.Background()
-	if err := os.MkdirAll(data, 0o750); err != nil {
-		t.Fatal(err)
-	}
-	m, err := sqlite.Open(ctx, filepath.Join(data, "coffer.db"))
-	if err == nil {
-		err = m.Migrate(ctx)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := fsblob.New(filepath.Join(data, "blobs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blobs := blob.New(d)
-	s := &server{t: t, root: root, data: data, panics: new(atomic.Int64), errLogs: new(atomic.Int64)}
+	s := &server{t: t, root: root, data: filepath.Join(root, "data"), panics: new(atomic.Int64), errLogs: new(atomic.Int64)}
 	log := slog.New(&countingLog{panics: s.panics, errors: s.errLogs})
-	cfg := service.DefaultConfig()
-	cfg.SingleNode = true
-	svc, err := service.New(cfg, m, blobs, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.useImager(svc, log)
-	g := webhook.NewGuard(webhook.GuardConfig{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, noDNS{}, nil)
-	svc.SetWebhooks(service.Webhooks{Outbox: m, CheckURL: g.CheckTarget}) // webhooks are stored, never sent
-	if err := svc.LoadRules(ctx, []byte(rules)); err != nil {
-		t.Fatal(err)
-	}
-	s.start(svc, log)
-	t.Cleanup(func() { blobs.Close(); m.Close() })
+	cfg, parts := s.config()
+	apptest.Start(t, cfg, parts, log)
+	s.url = cfg.PublicURL
+	s.client = &http.Client{Timeout: time.Minute, Transport: &http.Transport{},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }} // the server's answer, as it is
+	t.Cleanup(s.client.CloseIdleConnections)
 	for _, b := range []string{`{"id":"priv"}`, `{"id":"inline","allowInline":true}`, `{"id":"signed","presignedUrlsEnabled":true}`} {
 		s.mustStatus(http.StatusCreated, "POST", "/v1/buckets", strings.NewReader(b), s.admin()...)
 	}
 	return s
+}
+
+// config returns the suite's server settings, on a free loopback port.
+func (s *server) config() (app.Config, app.Parts) {
+	cfg := apptest.Config(s.t)
+	cfg.DataDir, cfg.RulesFile = s.data, filepath.Join(s.t.TempDir(), "rules.yaml") // not under root
+	if err := os.WriteFile(cfg.RulesFile, []byte(rules), 0o600); err != nil {
+		s.t.Fatal(err)
+	}
+	cfg.AdminSecret, cfg.JWTSecret = adminSecret, `{"type":"HS256","key":"`+jwtKey+`"}`
+	cfg.Webhooks.AllowNetworks = []string{"127.0.0.0/8"}
+	var err error
+	if s.signer, err = auth.NewSigner("k1", map[string][]byte{"k1": []byte(presignKey)}); err != nil {
+		s.t.Fatal(err)
+	}
+	parts := app.Parts{Resolver: noDNS{}, Signer: s.signer}
+	// No cost budget: the abandoned expensive transformations must really run (and be
+	// killed), not be refused before any work; the bombs meet the pixel limits.
+	cfg.ImageWorker, cfg.ImageWorkers, cfg.ImageQueue, cfg.ImageMaxCost = imagerPath, 2, 16, 1<<62
+	if s.images = imagerPath != ""; !s.images {
+		parts.Images = imaging.NewDisabled("libvips is not installed")
+	}
+	return cfg, parts
 }
 
 // noDNS resolves nothing: the suite never asks the system resolver.
@@ -135,54 +130,6 @@ type noDNS struct{}
 
 func (noDNS) LookupNetIP(_ context.Context, _, host string) ([]netip.Addr, error) {
 	return nil, &net.DNSError{Err: "no such host (the suite resolves nothing)", Name: host, IsNotFound: true}
-}
-
-// useImager installs the real image worker (a child process), if it was built.
-func (s *server) useImager(svc *service.Service, log *slog.Logger) {
-	if imagerPath == "" {
-		return
-	}
-	rcfg := remote.DefaultConfig(imagerPath)
-	rcfg.Imaging.Workers, rcfg.Imaging.Queue, rcfg.Log = 2, 16, log
-	// No cost budget: the abandoned expensive transformations must really run (and be
-	// killed), not be refused before any work; the bombs meet the pixel limits.
-	rcfg.Imaging.MaxCost = 1 << 62
-	e, err := remote.New(rcfg)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	s.t.Cleanup(func() { e.Close() })
-	svc.UseImages(e)
-	s.images = true
-}
-
-// start serves the handler on 127.0.0.1 as cmd/coffer does.
-func (s *server) start(svc *service.Service, log *slog.Logger) {
-	acfg := auth.DefaultConfig()
-	acfg.AdminSecret, acfg.JWTSecret = adminSecret, `{"type":"HS256","key":"`+jwtKey+`"}`
-	authn, err := auth.New(acfg)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	s.signer, err = auth.NewSigner("k1", map[string][]byte{"k1": []byte(presignKey)})
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	srv := httptest.NewUnstartedServer(nil)
-	hcfg := httpapi.DefaultConfig()
-	hcfg.PublicURL = "http://" + srv.Listener.Addr().String()
-	h, err := httpapi.New(hcfg, svc, authn, s.signer, log)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	srv.Config.Handler = h
-	srv.Listener, srv.Config.ConnContext = httpapi.Listener(srv.Listener), httpapi.ConnContext
-	srv.Config.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
-	srv.Start()
-	s.t.Cleanup(srv.Close)
-	s.url, s.client = srv.URL, srv.Client()
-	s.client.Timeout = time.Minute
-	s.client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse } // the server's answer, as it is
 }
 
 // countingLog discards records but counts the handler's recovered panics and the

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"errors"
@@ -20,7 +20,7 @@ const imagerName = "coffer-imager"
 // started with the first transformation) if it is found and starts, else an engine
 // that answers 501, logging once why transformations are off. The server itself
 // never links libvips. Only invalid limits are an error.
-func newImages(c *serveConfig, log *slog.Logger) (imaging.Engine, error) {
+func newImages(c *Config, log *slog.Logger) (imaging.Engine, error) {
 	icfg := imaging.DefaultConfig()
 	icfg.Workers, icfg.Queue, icfg.MaxSourcePixels, icfg.MaxSourceBytes = c.ImageWorkers, c.ImageQueue, c.ImageMaxPixels, c.ImageMaxBytes
 	icfg.MaxCost, icfg.Timeout, icfg.UserWorkers, icfg.UserQueue = c.ImageMaxCost, c.ImageTimeout, c.ImageUserWorkers, c.ImageUserQueue
@@ -66,6 +66,7 @@ func findImager(flag string) (string, error) {
 	return "", errors.New("no " + imagerName + " next to the coffer binary (" + dir + ") nor on $PATH; build it with libvips installed: go build ./cmd/coffer-imager")
 }
 
+// isExecutable reports whether p is a regular file with an execute bit.
 func isExecutable(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0

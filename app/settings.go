@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 
 // logSettings says at start what is on and what is off, so that a missing setting
 // shows in the first lines of the log rather than as a 401 or a 501 later.
-func (s *server) logSettings() {
+func (s *Main) logSettings() {
 	c := s.cfg
 	if c.AdminSecret == "" && c.JWTSecret == "" {
 		s.log.Warn("no --admin-secret and no --jwt-secret: every request has the role " + c.UnauthorizedRole +
@@ -23,7 +23,8 @@ func (s *server) logSettings() {
 		"metrics", s.metricsDesc(), "access_log", s.accessLogDesc())
 }
 
-func (s *server) authModes() string {
+// authModes lists the accepted credentials, without secrets.
+func (s *Main) authModes() string {
 	c := s.cfg
 	var modes []string
 	if c.AdminSecret != "" {
@@ -42,8 +43,8 @@ func (s *server) authModes() string {
 }
 
 // metaDesc names the database without credentials.
-func (s *server) metaDesc() string {
-	if s.cfg.usesSQLite() {
+func (s *Main) metaDesc() string {
+	if s.cfg.UsesSQLite() {
 		return "sqlite " + filepath.Join(s.cfg.DataDir, "coffer.db")
 	}
 	if u, err := url.Parse(s.cfg.DatabaseURL); err == nil {
@@ -52,14 +53,16 @@ func (s *server) metaDesc() string {
 	return "postgres"
 }
 
-func (s *server) blobDesc() string {
+// blobDesc names the blob store without credentials.
+func (s *Main) blobDesc() string {
 	if s.cfg.S3Endpoint != "" {
 		return "s3 " + strings.TrimRight(s.cfg.S3Endpoint, "/") + "/" + s.cfg.S3Bucket
 	}
 	return "disk " + filepath.Join(s.cfg.DataDir, "blobs")
 }
 
-func (s *server) imagesDesc() string {
+// imagesDesc says whether transformations are on and under which limits.
+func (s *Main) imagesDesc() string {
 	if workerStarts(s.images) == nil {
 		return "off (transformations answer 501)"
 	}
@@ -71,7 +74,7 @@ func (s *server) imagesDesc() string {
 // metricsDesc says where /metrics is served and to whom: on the API port, admins
 // (and the token's bearer); on --metrics-listen, anyone who reaches it unless a
 // token is set.
-func (s *server) metricsDesc() string {
+func (s *Main) metricsDesc() string {
 	c := s.cfg
 	switch {
 	case c.MetricsListen != "" && c.MetricsToken != "":
@@ -84,7 +87,8 @@ func (s *server) metricsDesc() string {
 	return "/metrics on the API port, admins only"
 }
 
-func (s *server) accessLogDesc() string {
+// accessLogDesc says which requests the access log records.
+func (s *Main) accessLogDesc() string {
 	a := s.cfg.accessLog()
 	switch {
 	case a.Mode != "on":

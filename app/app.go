@@ -1,0 +1,156 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+
+	"github.com/coffer/coffer/auth"
+	"github.com/coffer/coffer/cache"
+	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/service"
+	"github.com/coffer/coffer/webhook"
+)
+
+// Main is a coffer server: its stores, service, background work and listeners.
+type Main struct {
+	cfg    *Config
+	parts  Parts
+	log    *slog.Logger
+	st     *stores
+	svc    *service.Service
+	http   *http.Server
+	ln     net.Listener
+	sweep  context.CancelFunc // stops the sweeper, the rules refresher and the bus
+	bg     sync.WaitGroup     // those three, which Close waits for before the stores close
+	authn  *auth.Authenticator
+	bus    *cache.Bus // nil on SQLite: one node, nothing to hear
+	images imaging.Engine
+	// webhooks delivers this node's share of the outbox; webhooksDone closes when it
+	// has stopped.
+	webhooks     *webhook.Dispatcher
+	webhooksDone <-chan struct{}
+	// metricsHTTP serves /metrics on --metrics-listen (metricsLn); nil without it.
+	metricsHTTP *http.Server
+	metricsLn   net.Listener
+}
+
+// New validates cfg, opens the stores (migrating the metadata database) and builds
+// the server from them, cfg and parts; it does not listen yet. The caller must Close
+// it.
+func New(ctx context.Context, cfg Config, parts Parts, log *slog.Logger) (*Main, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	st, err := openStores(ctx, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Main{cfg: &cfg, parts: parts, log: log, st: st}
+	if err := s.build(ctx); err != nil {
+		s.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// build wires the service and everything around it over the opened stores.
+func (s *Main) build(ctx context.Context) error {
+	c := s.cfg
+	scfg := service.DefaultConfig()
+	scfg.StaleUploadAfter, scfg.SingleNode = c.StaleUploadAfter, c.UsesSQLite()
+	scfg.Content = cache.ContentConfig{MaxBytes: c.ContentCacheSize, MaxFile: c.ContentCacheMax}
+	scfg.Variants.MaxBytes, scfg.Variants.MaxPerFile = c.VariantCacheSize, c.VariantsPerFile
+	scfg.HideForbidden = c.Compat.HideForbidden
+	svc, err := service.New(scfg, s.st.meta, s.st.blobs, s.log)
+	if err != nil {
+		return err
+	}
+	s.svc = svc
+	if err := s.buildImages(); err != nil {
+		return err
+	}
+	s.st.cache.OnRulesChanged(func() { _ = svc.ReloadRules(context.Background()) }) // a failure is logged and retried
+	if err := s.buildWebhooks(svc); err != nil {
+		return err
+	}
+	if err := s.buildScanning(ctx, svc); err != nil {
+		return err
+	}
+	if !c.UsesSQLite() {
+		s.bus = cache.NewBus(c.DatabaseURL, s.st.cache, s.log)
+	}
+	if err := loadRules(ctx, svc, c.RulesFile); err != nil {
+		return err
+	}
+	if err := s.startupSweep(ctx); err != nil {
+		return err
+	}
+	return s.buildHTTP()
+}
+
+// buildImages installs the image engine of parts, else the worker's.
+func (s *Main) buildImages() error {
+	s.images = s.parts.Images
+	if s.images == nil {
+		e, err := newImages(s.cfg, s.log)
+		if err != nil {
+			return err
+		}
+		s.images = e
+	}
+	s.svc.UseImages(s.images)
+	return nil
+}
+
+// startupSweep removes what an earlier run left unfinished.
+func (s *Main) startupSweep(ctx context.Context) error {
+	rep, err := s.svc.StartupSweep(ctx)
+	if err != nil {
+		return fmt.Errorf("startup sweep: %w", err)
+	}
+	if rep.AbandonedUploads+rep.TempFiles+len(rep.OrphanBlobs) > 0 {
+		s.log.Info("startup sweep", "abandoned_uploads", rep.AbandonedUploads, "temp_files", rep.TempFiles, "orphan_blobs", len(rep.OrphanBlobs))
+	}
+	return nil
+}
+
+// loadRules replaces the stored permission rules with the file at path, if any, and
+// loads them into svc.
+func loadRules(ctx context.Context, svc *service.Service, path string) error {
+	var doc []byte
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("--rules: %w", err)
+		}
+		doc = b
+	}
+	if err := svc.LoadRules(ctx, doc); err != nil {
+		return fmt.Errorf("rules: %w", err)
+	}
+	return nil
+}
+
+// Close stops the background work, waits for webhook attempts in flight, stops the
+// image worker (unless Parts gave the engine) and closes the stores. It does not stop serving: Run does that.
+func (s *Main) Close() error {
+	if s.sweep != nil {
+		s.sweep()
+		s.bg.Wait()
+	}
+	if s.webhooksDone != nil {
+		<-s.webhooksDone // attempts in flight record their outcome before the store closes
+	}
+	if s.authn != nil {
+		s.authn.Close()
+	}
+	if s.images != nil && s.parts.Images == nil {
+		s.images.Close()
+	}
+	return s.st.Close()
+}

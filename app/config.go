@@ -1,0 +1,157 @@
+package app
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/coffer/coffer/httpapi"
+	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/scan/clamd"
+	"github.com/coffer/coffer/webhook"
+)
+
+// Config is everything a running coffer is built from. cmd/coffer fills it from flags
+// and environment; tests fill it by hand. Error messages name the `coffer serve`
+// flags, the only way users set these.
+type Config struct {
+	Listen           string
+	DataDir          string
+	AdminSecret      string
+	DatabaseURL      string
+	S3Endpoint       string
+	S3Bucket         string
+	S3Region         string
+	S3AccessKey      string
+	S3SecretKey      string
+	S3PathStyle      bool
+	PublicURL        string
+	PresignSecret    string
+	PresignPrevious  []string
+	UnauthorizedRole string
+	RulesFile        string
+	JWTSecret        string
+	ShutdownTimeout  time.Duration
+	SweepInterval    time.Duration
+	StaleUploadAfter time.Duration
+	ContentCacheSize int64
+	ContentCacheMax  int64
+	MetaCacheFiles   int
+	MetaCacheTTL     time.Duration
+	ImageWorkers     int
+	ImageQueue       int
+	ImageMaxPixels   int64
+	ImageMaxBytes    int64
+	ImageWorker      string
+	ImageWorkerIdle  time.Duration
+	ImageMaxCost     int64
+	ImageTimeout     time.Duration
+	ImageUserWorkers int
+	ImageUserQueue   int
+	VariantCacheSize int64
+	VariantsPerFile  int
+	H2C              bool
+	Webhooks         WebhookConfig
+	Compat           CompatConfig
+	AccessLog        string
+	AccessLogReads   int
+	MetricsListen    string
+	MetricsToken     string
+	ClamAV           ClamAVConfig
+	// Version is reported by the API and the start-up log.
+	Version string
+}
+
+// WebhookConfig is the settings of webhook deliveries.
+type WebhookConfig struct {
+	Timeout       time.Duration
+	MaxAttempts   int
+	Workers       int
+	Retention     time.Duration
+	AllowNetworks []string
+}
+
+// CompatConfig holds the settings of how closely the /v1 face follows hasura-storage.
+type CompatConfig struct {
+	JWTAdminRole  bool
+	HideForbidden bool
+}
+
+// ClamAVConfig is the settings of virus scanning.
+type ClamAVConfig struct {
+	Addr     string
+	FailOpen bool
+	Timeout  time.Duration
+}
+
+// DefaultConfig returns the defaults of `coffer serve`: SQLite and disk blobs in
+// ./data, listening on 127.0.0.1:8000.
+func DefaultConfig() Config {
+	icfg, hcfg, wcfg := imaging.DefaultConfig(), httpapi.DefaultConfig(), webhook.DefaultConfig()
+	return Config{
+		Listen: "127.0.0.1:8000", DataDir: "./data", S3Region: "us-east-1", S3PathStyle: true,
+		UnauthorizedRole: "public", ShutdownTimeout: 30 * time.Second, SweepInterval: time.Hour,
+		StaleUploadAfter: 24 * time.Hour, ContentCacheSize: 256 << 20, ContentCacheMax: 1 << 20,
+		MetaCacheFiles: 100_000, MetaCacheTTL: 5 * time.Minute,
+		ImageWorkers: icfg.Workers, ImageQueue: icfg.Queue, ImageMaxPixels: icfg.MaxSourcePixels,
+		ImageMaxBytes: icfg.MaxSourceBytes, ImageWorkerIdle: 5 * time.Minute, ImageMaxCost: icfg.MaxCost,
+		ImageTimeout: icfg.Timeout, ImageUserQueue: icfg.UserQueue,
+		VariantCacheSize: 64 << 20, VariantsPerFile: 20,
+		Webhooks: WebhookConfig{Timeout: wcfg.Timeout, MaxAttempts: wcfg.MaxAttempts, Workers: wcfg.Workers,
+			Retention: wcfg.Retention},
+		Compat:    CompatConfig{JWTAdminRole: true},
+		AccessLog: hcfg.AccessLog.Mode, AccessLogReads: hcfg.AccessLog.ReadsPerSecond,
+		ClamAV:  ClamAVConfig{Timeout: clamd.DefaultConfig().Timeout},
+		Version: "dev",
+	}
+}
+
+// Validate checks c and fills in what derives from other settings: the metrics
+// address (127.0.0.1 for a port alone) and the public URL (http://<listen>).
+func (c *Config) Validate() error {
+	if c.S3Endpoint != "" && c.S3Bucket == "" {
+		return fmt.Errorf("--s3-bucket is required with --s3-endpoint")
+	}
+	if c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		return fmt.Errorf("--database-url must start with postgres:// (empty selects SQLite)")
+	}
+	if c.PresignSecret != "" && len(c.PresignSecret) < 32 {
+		return fmt.Errorf("--presign-secret must be at least 32 bytes")
+	}
+	if c.MetricsListen != "" {
+		addr, err := metricsAddr(c.MetricsListen)
+		if err != nil {
+			return err
+		}
+		c.MetricsListen = addr
+	}
+	if c.PublicURL == "" {
+		c.PublicURL = "http://" + c.Listen
+	}
+	return nil
+}
+
+// UsesSQLite reports whether the metadata lives in the data dir.
+func (c *Config) UsesSQLite() bool { return c.DatabaseURL == "" }
+
+// metricsAddr returns the --metrics-listen address, on 127.0.0.1 when it names only
+// a port: metrics say much about a server and should not reach the network unasked.
+func metricsAddr(a string) (string, error) {
+	if !strings.Contains(a, ":") {
+		a = ":" + a
+	}
+	host, port, err := net.SplitHostPort(a)
+	if err != nil || port == "" {
+		return "", fmt.Errorf("--metrics-listen: %q is not host:port or a port", a)
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+// accessLog returns the access log settings.
+func (c *Config) accessLog() httpapi.AccessLogConfig {
+	return httpapi.AccessLogConfig{Mode: c.AccessLog, ReadsPerSecond: c.AccessLogReads}
+}

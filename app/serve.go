@@ -1,0 +1,195 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/coffer/coffer/auth"
+	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/cache"
+	"github.com/coffer/coffer/httpapi"
+	"github.com/coffer/coffer/meta"
+	"github.com/coffer/coffer/metrics"
+	"github.com/coffer/coffer/service"
+)
+
+// buildAuth builds the authenticator and returns the presign signer.
+func (s *Main) buildAuth() (*auth.Signer, error) {
+	c := s.cfg
+	acfg := auth.DefaultConfig()
+	acfg.AdminSecret, acfg.UnauthorizedRole, acfg.JWTSecret, acfg.Logger = c.AdminSecret, c.UnauthorizedRole, c.JWTSecret, s.log
+	acfg.JWTAdminRole = c.Compat.JWTAdminRole
+	authn, err := auth.New(acfg)
+	if err != nil {
+		return nil, err
+	}
+	s.authn = authn
+	if s.parts.Signer != nil {
+		return s.parts.Signer, nil
+	}
+	return presignSigner(c)
+}
+
+// buildHTTP builds the authentication, the metrics and the HTTP servers (the API
+// and, with --metrics-listen, the metrics one).
+func (s *Main) buildHTTP() error {
+	c := s.cfg
+	signer, err := s.buildAuth()
+	if err != nil {
+		return err
+	}
+	hcfg := httpapi.DefaultConfig()
+	hcfg.PublicURL, hcfg.Version, hcfg.AccessLog = c.PublicURL, c.Version, c.accessLog()
+	hcfg.Metrics, hcfg.MetricsToken, hcfg.MetricsElsewhere = s.newMetrics(), c.MetricsToken, c.MetricsListen != ""
+	if s.parts.HTTP != nil {
+		s.parts.HTTP(&hcfg)
+	}
+	h, err := httpapi.New(hcfg, s.svc, s.authn, signer, s.log)
+	if err != nil {
+		return err
+	}
+	// Slow clients: headers must arrive within 10 s; bodies are read and responses
+	// written under per-request deadlines that httpapi sets and extends as bytes move.
+	s.http = &http.Server{
+		Handler:           h,
+		ConnContext:       httpapi.ConnContext,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		Protocols:         httpapi.Protocols(c.H2C),
+	}
+	if c.MetricsListen != "" {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", metrics.RequireToken(c.MetricsToken, hcfg.Metrics.Handler()))
+		s.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	}
+	return nil
+}
+
+// newMetrics returns the metrics registry, watching every component's counters.
+func (s *Main) newMetrics() *metrics.Metrics {
+	m := metrics.New()
+	pool := s.images.Pool()
+	m.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: s.svc.Content(), Variants: s.svc.Variants(),
+		Blobs: s.st.blobs, Bus: s.bus, Webhooks: &s.webhooks.Stats, Images: func() (int, int) { return pool.Queued(), pool.Busy() },
+		ImageWorkerStarts: workerStarts(s.images)})
+	return m
+}
+
+// Listen binds the listen address and, with --metrics-listen, the metrics address.
+func (s *Main) Listen() error {
+	ln, err := net.Listen("tcp", s.cfg.Listen)
+	if err != nil {
+		return err
+	}
+	s.ln = httpapi.Listener(ln)
+	if s.metricsHTTP != nil {
+		if s.metricsLn, err = net.Listen("tcp", s.cfg.MetricsListen); err != nil {
+			s.ln.Close()
+			return fmt.Errorf("--metrics-listen: %w", err)
+		}
+	}
+	return nil
+}
+
+// Handler returns the API's handler (tests call it without a connection).
+func (s *Main) Handler() http.Handler { return s.http.Handler }
+
+// Service returns the service the API serves.
+func (s *Main) Service() *service.Service { return s.svc }
+
+// Blobs returns the blob store.
+func (s *Main) Blobs() *blob.Store { return s.st.blobs }
+
+// DBCalls returns the counter of the metadata store calls that reach the database.
+func (s *Main) DBCalls() *meta.Counting { return s.st.db }
+
+// MetaCache returns the metadata cache over the database.
+func (s *Main) MetaCache() *cache.Meta { return s.st.cache }
+
+// Addr returns the address the API listens on, once Listen has returned.
+func (s *Main) Addr() net.Addr { return s.ln.Addr() }
+
+// Run starts the background work and serves until ctx ends, then drains in-flight
+// requests within ShutdownTimeout. Listen must have been called.
+func (s *Main) Run(ctx context.Context) error {
+	sweepCtx, cancel := context.WithCancel(context.Background())
+	s.sweep = cancel
+	s.bg.Go(func() { s.svc.RunSweeper(sweepCtx, s.cfg.SweepInterval) })
+	s.bg.Go(func() { s.svc.RefreshRules(sweepCtx, s.cfg.MetaCacheTTL) })
+	if s.bus != nil {
+		s.bg.Go(func() { s.bus.Run(sweepCtx) })
+	}
+	s.webhooksDone = s.runWebhooks(sweepCtx)
+	errc := make(chan error, 2)
+	go func() { errc <- s.http.Serve(s.ln) }()
+	if s.metricsHTTP != nil {
+		go func() { errc <- fmt.Errorf("metrics listener: %w", s.metricsHTTP.Serve(s.metricsLn)) }()
+	}
+	s.logSettings()
+	s.log.Info("coffer listening", "addr", s.ln.Addr().String(), "version", s.cfg.Version,
+		"metadata", s.metaKind(), "blobs", s.blobKind())
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.shutdown()
+	return nil
+}
+
+// Start listens and runs the server in the background, as Listen and Run do; stop
+// ends it (draining requests in flight), waits for Run, closes the server and
+// returns the errors of Run and Close. If Start fails, it has closed the server. For
+// tests and programs embedding coffer.
+func (s *Main) Start() (stop func() error, err error) {
+	if err := s.Listen(); err != nil {
+		return nil, errors.Join(err, s.Close())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	return func() error {
+		cancel()
+		err := <-done
+		return errors.Join(err, s.Close())
+	}, nil
+}
+
+// shutdown stops the listeners, draining in-flight API requests within
+// ShutdownTimeout.
+func (s *Main) shutdown() {
+	s.log.Info("shutting down", "timeout", s.cfg.ShutdownTimeout.String())
+	sctx, cancelT := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancelT()
+	if s.metricsHTTP != nil {
+		_ = s.metricsHTTP.Close() // scrapes are short and need no draining
+	}
+	if err := s.http.Shutdown(sctx); err != nil {
+		s.log.Warn("shutdown timed out; closing remaining connections", "err", err)
+		s.http.Close()
+	}
+}
+
+// metaKind names the metadata database for the start-up log.
+func (s *Main) metaKind() string {
+	if s.cfg.UsesSQLite() {
+		return "sqlite"
+	}
+	return "postgres"
+}
+
+// blobKind names the blob store for the start-up log.
+func (s *Main) blobKind() string {
+	if s.cfg.S3Endpoint != "" {
+		return "s3"
+	}
+	return "fs"
+}
