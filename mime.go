@@ -1,6 +1,10 @@
 package coffer
 
-import "strings"
+import (
+	"mime"
+	"net/http"
+	"strings"
+)
 
 // activeTypes are the media types a browser can run script in when it renders them
 // as a document (besides the XML family, see ActiveType).
@@ -55,4 +59,60 @@ func PassiveType(mt string) bool {
 	}
 	typ, _, _ := strings.Cut(base, "/")
 	return typ == "image" || typ == "audio" || typ == "video" || typ == "font"
+}
+
+// StoredType picks the stored MIME type from the declared one and the type sniffed from
+// the first 512 bytes (README "Content types and inline serving"):
+//   - no usable declaration (none, application/octet-stream, malformed): the sniffed type;
+//   - sniffing finds only a generic type (octet-stream, text/plain): the declared type;
+//   - declared and sniffed agree (the same type, or both markup: HTML, XML, XHTML,
+//     SVG): the declared type (for the same type without a declared charset, the
+//     sniffed one, which may name the charset);
+//   - they disagree and the content is passive (a PNG declared as image/jpeg): the
+//     sniffed type, as coffer always stored it;
+//   - they disagree and the content is active (HTML declared as image/png):
+//     application/octet-stream, so that no upload is served as a type it did not declare.
+func StoredType(declared string, head []byte) string {
+	sniffed := http.DetectContentType(head)
+	decl, ok := declaredType(declared)
+	if !ok {
+		return sniffed
+	}
+	base := BaseType(sniffed)
+	switch {
+	case base == "application/octet-stream" || base == "text/plain":
+		return decl
+	case base == BaseType(decl) && !strings.Contains(decl, ";"):
+		return sniffed // the same type, with the sniffed charset if any
+	case base == BaseType(decl) || markup(base) && markup(BaseType(decl)):
+		return decl
+	case ActiveType(sniffed):
+		return "application/octet-stream"
+	}
+	return sniffed
+}
+
+// declaredType returns a client's declared type, normalised and with only its charset
+// parameter; ok is false if there is none worth keeping.
+func declaredType(declared string) (string, bool) {
+	if declared == "" {
+		return "", false
+	}
+	mt, params, err := mime.ParseMediaType(declared)
+	if err != nil || mt == "application/octet-stream" || !strings.Contains(mt, "/") {
+		return "", false
+	}
+	if cs, ok := params["charset"]; ok {
+		if t := mime.FormatMediaType(mt, map[string]string{"charset": cs}); t != "" {
+			return t, true
+		}
+	}
+	return mt, true
+}
+
+// markup reports whether base is HTML or an XML type: what http.DetectContentType
+// sniffs as text/html or text/xml ("<!--" starts HTML, SVG and XML files alike).
+func markup(base string) bool {
+	return base == "text/html" || base == "text/xml" || base == "application/xml" ||
+		base == "text/xsl" || strings.HasSuffix(base, "+xml")
 }

@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"hash"
 	"io"
-	"mime"
-	"net/http"
 	"strings"
 
 	"github.com/coffer/coffer"
@@ -374,7 +372,7 @@ func (s *Service) abortBlob(ctx context.Context, key string) {
 func (s *Service) writeBlob(ctx context.Context, b *coffer.Bucket, declaredType string, r io.Reader, size int64, o origin) (string, *uploadItem, error) {
 	br := bufio.NewReaderSize(r, 512)
 	head, _ := br.Peek(512)
-	mt := chooseType(declaredType, head)
+	mt := coffer.StoredType(declaredType, head)
 	if !mimeAllowed(b.AllowedMimeTypes, mt) {
 		return "", nil, coffer.Errorf(coffer.EUNSUPPORTED, "MIME type %q is not allowed in bucket %q", mt, b.ID)
 	}
@@ -450,62 +448,6 @@ func (l *limitReader) Read(p []byte) (int, error) {
 		return 0, l.err
 	}
 	return n, err
-}
-
-// chooseType picks the stored MIME type from the declared one and the type sniffed from
-// the first 512 bytes (README "Content types and inline serving"):
-//   - no usable declaration (none, application/octet-stream, malformed): the sniffed type;
-//   - sniffing finds only a generic type (octet-stream, text/plain): the declared type;
-//   - declared and sniffed agree (the same type, or both markup: HTML, XML, XHTML,
-//     SVG): the declared type (for the same type without a declared charset, the
-//     sniffed one, which may name the charset);
-//   - they disagree and the content is passive (a PNG declared as image/jpeg): the
-//     sniffed type, as coffer always stored it;
-//   - they disagree and the content is active (HTML declared as image/png):
-//     application/octet-stream, so that no upload is served as a type it did not declare.
-func chooseType(declared string, head []byte) string {
-	sniffed := http.DetectContentType(head)
-	decl, ok := declaredType(declared)
-	if !ok {
-		return sniffed
-	}
-	base := coffer.BaseType(sniffed)
-	switch {
-	case base == "application/octet-stream" || base == "text/plain":
-		return decl
-	case base == coffer.BaseType(decl) && !strings.Contains(decl, ";"):
-		return sniffed // the same type, with the sniffed charset if any
-	case base == coffer.BaseType(decl) || markup(base) && markup(coffer.BaseType(decl)):
-		return decl
-	case coffer.ActiveType(sniffed):
-		return "application/octet-stream"
-	}
-	return sniffed
-}
-
-// declaredType returns a client's declared type, normalised and with only its charset
-// parameter; ok is false if there is none worth keeping.
-func declaredType(declared string) (string, bool) {
-	if declared == "" {
-		return "", false
-	}
-	mt, params, err := mime.ParseMediaType(declared)
-	if err != nil || mt == "application/octet-stream" || !strings.Contains(mt, "/") {
-		return "", false
-	}
-	if cs, ok := params["charset"]; ok {
-		if t := mime.FormatMediaType(mt, map[string]string{"charset": cs}); t != "" {
-			return t, true
-		}
-	}
-	return mt, true
-}
-
-// markup reports whether base is HTML or an XML type: what http.DetectContentType
-// sniffs as text/html or text/xml ("<!--" starts HTML, SVG and XML files alike).
-func markup(base string) bool {
-	return base == "text/html" || base == "text/xml" || base == "application/xml" ||
-		base == "text/xsl" || strings.HasSuffix(base, "+xml")
 }
 
 // mimeAllowed matches mt (parameters ignored) against patterns like "image/*".

@@ -1,4 +1,4 @@
-package service
+package coffer_test
 
 import (
 	"strings"
@@ -8,10 +8,10 @@ import (
 	"github.com/coffer/coffer"
 )
 
-// TestChooseTypeRefusesActiveMismatch: content that sniffs as an active type (HTML,
+// TestStoredTypeRefusesActiveMismatch: content that sniffs as an active type (HTML,
 // XML, PDF) is never stored under another declared type (issue 15, D10); agreeing
 // declarations are kept, passive mismatches take the sniffed type.
-func TestChooseTypeRefusesActiveMismatch(t *testing.T) {
+func TestStoredTypeRefusesActiveMismatch(t *testing.T) {
 	png := "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"
 	cases := []struct{ declared, head, want string }{
 		{"image/png", "<html><script>alert(1)</script>", "application/octet-stream"},
@@ -35,16 +35,16 @@ func TestChooseTypeRefusesActiveMismatch(t *testing.T) {
 		{"not a type", "hello", "text/plain; charset=utf-8"},
 	}
 	for _, c := range cases {
-		if got := chooseType(c.declared, []byte(c.head)); got != c.want {
-			t.Errorf("chooseType(%q, %q) = %q, want %q", c.declared, c.head, got, c.want)
+		if got := coffer.StoredType(c.declared, []byte(c.head)); got != c.want {
+			t.Errorf("coffer.StoredType(%q, %q) = %q, want %q", c.declared, c.head, got, c.want)
 		}
 	}
 }
 
-// FuzzChooseType: whatever the declaration, content that sniffs as active is stored
+// FuzzStoredType: whatever the declaration, content that sniffs as active is stored
 // as what it is or as application/octet-stream, never as a passive type a browser
 // would trust, and the result is a well-formed media type.
-func FuzzChooseType(f *testing.F) {
+func FuzzStoredType(f *testing.F) {
 	f.Add("image/png", []byte("<html><script>x</script>"))
 	f.Add("text/html; charset=utf-8", []byte("<!DOCTYPE html>"))
 	f.Add("image/svg+xml", []byte("<?xml version='1.0'?><svg/>"))
@@ -53,11 +53,11 @@ func FuzzChooseType(f *testing.F) {
 		if len(head) > 512 {
 			head = head[:512]
 		}
-		got := chooseType(declared, head)
+		got := coffer.StoredType(declared, head)
 		if !utf8.ValidString(got) || !strings.Contains(got, "/") || coffer.BaseType(got) == "" {
-			t.Fatalf("chooseType(%q, %q) = %q: not a media type", declared, head, got)
+			t.Fatalf("coffer.StoredType(%q, %q) = %q: not a media type", declared, head, got)
 		}
-		sniffed := chooseType("", head)
+		sniffed := coffer.StoredType("", head)
 		if coffer.ActiveType(sniffed) && coffer.PassiveType(got) && got != "application/octet-stream" {
 			t.Fatalf("active content %q stored as passive %q (declared %q)", sniffed, got, declared)
 		}
