@@ -75,18 +75,25 @@ func testNamesCreateReplace(t *testing.T, s meta.Store) {
 
 func testNamesUnnamed(t *testing.T, s meta.Store) {
 	createNames(t, s, coffer.DefaultBucketID, "same", "same")
-	_, err := s.GetFileByName(t.Context(), coffer.DefaultBucketID, "same")
-	wantCode(t, err, coffer.ENOTFOUND)
-	_, before, _, err := putNamed(t, s, coffer.DefaultBucketID, "same", meta.Precondition{IfNoneMatch: "*"})
-	must(t, err)
-	if before != nil {
-		t.Fatalf("an unnamed file was replaced: %+v", before)
-	}
+	nameOverUnnamed(t, s, "same")
 	createNames(t, s, coffer.DefaultBucketID, "same") // /v1 uploads still may share it
 	page, err := s.ListFiles(t.Context(), coffer.ListOptions{BucketID: coffer.DefaultBucketID, Limit: 10})
 	must(t, err)
 	if len(page.Files) != 4 {
 		t.Fatalf("files named same = %d, want 4 (three unnamed, one named)", len(page.Files))
+	}
+}
+
+// nameOverUnnamed checks that files in the default bucket called name are not named,
+// then creates the named file name next to them.
+func nameOverUnnamed(t *testing.T, s meta.Store, name string) {
+	t.Helper()
+	_, err := s.GetFileByName(t.Context(), coffer.DefaultBucketID, name)
+	wantCode(t, err, coffer.ENOTFOUND)
+	_, before, _, err := putNamed(t, s, coffer.DefaultBucketID, name, meta.Precondition{IfNoneMatch: "*"})
+	must(t, err)
+	if before != nil {
+		t.Fatalf("a file that is not named was replaced: %+v", before)
 	}
 }
 
