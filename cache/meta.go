@@ -255,3 +255,18 @@ func (m *Meta) DeleteFile(ctx context.Context, id string) (*coffer.File, error) 
 	defer m.dropFile(id)
 	return m.Store.DeleteFile(ctx, id)
 }
+
+// GetFileByName always asks the store: the cache is keyed by file id, and a name's
+// file changes with every create, replace, rename or delete.
+func (m *Meta) GetFileByName(ctx context.Context, bucket, name string) (*coffer.File, error) {
+	return m.Store.GetFileByName(ctx, bucket, name)
+}
+
+// PutFileByName drops the replaced (or created) row by id once the store wrote it.
+func (m *Meta) PutFileByName(ctx context.Context, f *coffer.File, p meta.Precondition) (*coffer.File, *coffer.File, error) {
+	before, after, err := m.Store.PutFileByName(ctx, f, p)
+	if after != nil {
+		m.dropFile(after.ID)
+	}
+	return before, after, err
+}

@@ -23,6 +23,7 @@ var MethodNames = [...]string{
 	"CreateBucket", "GetBucket", "ListBuckets", "UpdateBucket", "DeleteBucket",
 	"BeginUpload", "CommitUpload", "CreateFiles", "AbortUpload", "StaleIntents", "BlobReferenced",
 	"GetFile", "UpdateFile", "DeleteFile", "ListFiles", "ListNotUploaded", "EachFile",
+	"GetFileByName", "PutFileByName",
 	"GetRules", "PutRules", "Ping",
 }
 
@@ -44,6 +45,8 @@ const (
 	mListFiles
 	mListNotUploaded
 	mEachFile
+	mGetFileByName
+	mPutFileByName
 	mGetRules
 	mPutRules
 	mPing
@@ -132,6 +135,16 @@ func (c *Counting) StaleIntents(ctx context.Context, olderThan time.Time) ([]Int
 func (c *Counting) BlobReferenced(ctx context.Context, blobKey string) (bool, error) {
 	c.count(mBlobReferenced)
 	return c.s.BlobReferenced(ctx, blobKey)
+}
+
+func (c *Counting) GetFileByName(ctx context.Context, bucket, name string) (*coffer.File, error) {
+	c.count(mGetFileByName)
+	return c.s.GetFileByName(ctx, bucket, name)
+}
+
+func (c *Counting) PutFileByName(ctx context.Context, f *coffer.File, p Precondition) (*coffer.File, *coffer.File, error) {
+	c.count(mPutFileByName)
+	return c.s.PutFileByName(ctx, f, p)
 }
 
 func (c *Counting) GetFile(ctx context.Context, id string) (*coffer.File, error) {

@@ -8,6 +8,15 @@
 //     written ("{}" when empty); see coffer.ValidateMetadata.
 //   - An upload intent records a blob key that is being written. Blobs referenced
 //     neither by a file row nor by an intent are orphans and may be deleted at any time.
+//   - Name-addressed files: a file written by PutFileByName is "named", and at most one
+//     named file exists per (bucket, name) (a unique key in both SQL stores). Files
+//     created any other way — every hasura /v1 upload, and every row that existed before
+//     the key was introduced — are not named and are not constrained: several of them
+//     may share a name, as hasura-storage allows, and GetFileByName does not see them.
+//     A named file is only inserted when its bytes are uploaded, so an upload in
+//     progress never holds the name; the previous version stays readable until the
+//     replace commits. Renaming a named file (UpdateFile) onto a taken name is
+//     ECONFLICT.
 package meta
 
 import (
@@ -67,6 +76,21 @@ type Store interface {
 	ListFiles(ctx context.Context, opt coffer.ListOptions) (coffer.Page, error)
 	// ListNotUploaded returns files with IsUploaded false, oldest first, at most limit.
 	ListNotUploaded(ctx context.Context, limit int) ([]*coffer.File, error)
+	// GetFileByName returns the named file name in bucket (see the package doc);
+	// ENOTFOUND if there is none, including when only files that are not named carry
+	// that name.
+	GetFileByName(ctx context.Context, bucket, name string) (*coffer.File, error)
+	// PutFileByName creates or replaces the named file (f.BucketID, f.Name) with the
+	// already-uploaded bytes at f.BlobKey and removes the intent for f.BlobKey, in one
+	// transaction, if p holds for the named file there (EPRECONDITION if not). It
+	// returns the row before (nil when created) and after, and stores after in *f. A
+	// create inserts f (IsUploaded true) with f.ID: EINVALID if it is not a UUID,
+	// ECONFLICT if it exists, ENOTFOUND if the bucket does not. A replace keeps the
+	// row's id, CreatedAt and UploadedByUserID, sets the content columns from f and
+	// bumps UpdatedAt; the old blob key is then unreferenced. ECONFLICT if the intent
+	// for f.BlobKey is missing (the upload was swept as abandoned). Emits
+	// file.created or the events of a replace, as CreateFiles and CommitUpload do.
+	PutFileByName(ctx context.Context, f *coffer.File, p Precondition) (before, after *coffer.File, err error)
 	// EachFile calls fn for every file row (any state), in id order, stopping at the
 	// first error fn returns.
 	EachFile(ctx context.Context, fn func(*coffer.File) error) error

@@ -56,3 +56,24 @@ func RunMigrate(t *testing.T, open func(t *testing.T) Migrator) {
 	must(t, err)
 	checkFile(t, got, f)
 }
+
+// RunNamesUpgrade checks the rule for files that shared a name before the
+// name-addressed files' migration: they are kept as they were, not named, and a named
+// file may then take their name. open is as for RunMigrate; downgrade must undo that
+// one migration on the database (drop its index and column, forget its version).
+func RunNamesUpgrade(t *testing.T, open func(t *testing.T) Migrator, downgrade func(t *testing.T)) {
+	s := open(t)
+	must(t, s.Migrate(t.Context()))
+	downgrade(t)
+	old := createNames(t, s, coffer.DefaultBucketID, "dup", "dup")
+	s = open(t)
+	must(t, s.Migrate(t.Context()))
+	for _, f := range old {
+		got, err := s.GetFile(t.Context(), f.ID)
+		must(t, err)
+		checkFile(t, got, f)
+	}
+	nameOverUnnamed(t, s, "dup")
+	_, _, _, err := putNamed(t, s, coffer.DefaultBucketID, "dup", meta.Precondition{IfNoneMatch: "*"})
+	wantCode(t, err, coffer.EPRECONDITION)
+}

@@ -39,3 +39,12 @@ func TestMigrateConcurrent(t *testing.T) {
 	u := freshSchema(t, databaseURL(t))
 	metatest.RunMigrate(t, func(t *testing.T) metatest.Migrator { return open(t, u) })
 }
+
+func TestNamesUpgrade(t *testing.T) {
+	u := freshSchema(t, databaseURL(t))
+	metatest.RunNamesUpgrade(t, func(t *testing.T) metatest.Migrator { return open(t, u) },
+		func(t *testing.T) {
+			pgtest.Exec(t, u, `DROP INDEX files_bucket_named; ALTER TABLE files DROP COLUMN named;
+				DELETE FROM schema_migrations WHERE version = 8`)
+		})
+}

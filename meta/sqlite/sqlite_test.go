@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,6 +38,24 @@ func TestMigrateConcurrent(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("database not created at the literal path: %v", err)
 	}
+}
+
+func TestNamesUpgrade(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "coffer.db")
+	metatest.RunNamesUpgrade(t, func(t *testing.T) metatest.Migrator { return open(t, path) },
+		func(t *testing.T) {
+			db, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			_, err = db.ExecContext(t.Context(), `DROP INDEX files_bucket_named;
+				ALTER TABLE files DROP COLUMN named;
+				DELETE FROM schema_migrations WHERE version = 5`)
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
 }
 
 func Example() {
