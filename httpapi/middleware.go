@@ -18,6 +18,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/internal/timing"
 	"github.com/coffer/coffer/metrics"
 )
@@ -129,7 +130,7 @@ type statusWriter struct {
 	bytes  int64
 	st     *reqState
 	start  time.Time
-	conn   *batchConn // nil unless served through Listener
+	conn   *httpserve.Conn // nil unless served through httpserve.Listener
 }
 
 // headers runs once, before the first byte of the response.
@@ -200,11 +201,11 @@ func (s *statusWriter) ReadFrom(r io.Reader) (int64, error) {
 	switch src := sourceOf(r); {
 	case src.mem != nil:
 		var m int
-		m, err = writeBatched(s.ResponseWriter, s.conn, src.mem.NextBytes(src.limit))
+		m, err = httpserve.WriteBatched(s.ResponseWriter, s.conn, src.mem.NextBytes(src.limit))
 		n = int64(m)
 	case src.file, src.sendfile:
 		if rf, ok := s.ResponseWriter.(io.ReaderFrom); ok {
-			n, err = readFromBatched(rf, s.conn, r, src.sendfile)
+			n, err = httpserve.ReadFromBatched(rf, s.conn, r, src.sendfile)
 			break
 		}
 		fallthrough
@@ -225,7 +226,7 @@ type source struct {
 	mem      byteSource
 	limit    int64
 	file     bool // an *os.File: sendfile applies
-	sendfile bool // a blob.FileSender: batchConn sends it with sendfile
+	sendfile bool // a blob.FileSender: httpserve.Conn sends it with sendfile
 }
 
 // sourceOf looks through the io.LimitedReader that http.ServeContent wraps bodies in.
@@ -329,7 +330,7 @@ func (h *Handler) begin(w http.ResponseWriter, r *http.Request) (*reqState, *htt
 	st := &reqState{id: h.newRequestID(r), log: h.log, writeTimeout: h.cfg.WriteTimeout} // downloads extend it by size
 	st.Context = r.Context()
 	r = r.WithContext(st)
-	st.sw = statusWriter{ResponseWriter: w, st: st, start: start, conn: connOf(r)}
+	st.sw = statusWriter{ResponseWriter: w, st: st, start: start, conn: httpserve.ConnOf(r)}
 	st.body = countingBody{ReadCloser: r.Body, w: w}
 	if r.ContentLength != 0 {
 		st.body.idle = h.cfg.ReadIdleTimeout
