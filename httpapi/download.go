@@ -5,12 +5,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/internal/httpserve"
 )
 
 // getFile serves GET and HEAD /v1/files/{id}. HEAD answers from metadata alone.
@@ -46,14 +45,14 @@ func (h *Handler) getFile(w http.ResponseWriter, r *http.Request) {
 
 // serveContent sets coffer's headers and lets http.ServeContent do conditional
 // requests (RFC 9110 order), single and multiple ranges and sendfile for disk blobs;
-// the Range header is first brought to coffer's rules (applyRange, ranges.go).
+// the Range header is first brought to coffer's rules (httpserve.ApplyRange).
 func (h *Handler) serveContent(w http.ResponseWriter, r *http.Request, f *coffer.File, b *coffer.Bucket, content io.ReadSeeker) {
 	modtime := fileHeaders(w.Header(), r, f, b)
 	if r.Method != http.MethodHead {
 		extra := time.Duration(f.Size / h.cfg.MinWriteRate * int64(time.Second))
 		setWriteDeadline(w, r, time.Now().Add(h.cfg.WriteTimeout+extra))
 	}
-	applyRange(r, f.Size, h.cfg.MaxRanges)
+	httpserve.ApplyRange(r, f.Size, h.cfg.MaxRanges)
 	http.ServeContent(&jsonErrors{ResponseWriter: w}, r, "", modtime, content)
 }
 
@@ -79,75 +78,12 @@ func fileHeaders(hd http.Header, r *http.Request, f *coffer.File, b *coffer.Buck
 	set("Content-Disposition", contentDisposition(f, b))
 	set("Accept-Ranges", "bytes")
 	modtime := f.UpdatedAt
-	if zeroTime(modtime) || hasDateCondition(r.Header) {
-		normalizeDates(r.Header)
+	if httpserve.ZeroTime(modtime) || httpserve.HasDateCondition(r.Header) {
+		httpserve.NormalizeDates(r.Header)
 		return modtime
 	}
-	set("Last-Modified", string(appendHTTPDate(make([]byte, 0, 32), modtime)))
+	set("Last-Modified", string(httpserve.AppendHTTPDate(make([]byte, 0, 32), modtime)))
 	return time.Time{}
-}
-
-// zeroTime is http.ServeContent's test for "no modification time".
-func zeroTime(t time.Time) bool { return t.IsZero() || t.Equal(time.Unix(0, 0)) }
-
-// hasDateCondition reports whether a request has a header that ServeContent checks
-// against the modification time.
-func hasDateCondition(h http.Header) bool {
-	return h.Get("If-Modified-Since") != "" || h.Get("If-Unmodified-Since") != "" || h.Get("If-Range") != ""
-}
-
-// dateHeaders are the request headers ServeContent reads as HTTP dates.
-var dateHeaders = [...]string{"If-Modified-Since", "If-Unmodified-Since", "If-Range"}
-
-// normalizeDates rewrites conditional dates that http.ParseTime refuses but that are
-// unambiguous RFC 1123 dates in another zone spelling, such as "UTC" (what Go's
-// time.RFC1123 writes, and so what Nhost's Go client sends), to http.TimeFormat, so
-// they are honoured as hasura-storage honours them instead of ignored.
-func normalizeDates(h http.Header) {
-	for _, k := range dateHeaders {
-		v := h.Get(k)
-		if v == "" || strings.HasPrefix(v, `"`) || strings.HasPrefix(v, "W/") {
-			continue
-		}
-		if _, err := http.ParseTime(v); err == nil {
-			continue
-		}
-		layout := time.RFC1123Z // a numeric offset: "+0000"
-		if strings.HasSuffix(v, " UTC") || strings.HasSuffix(v, " UT") {
-			layout = time.RFC1123 // other abbreviations ("PST") would parse as UTC: ignored
-		}
-		if t, err := time.Parse(layout, v); err == nil {
-			h.Set(k, t.UTC().Format(http.TimeFormat))
-		}
-	}
-}
-
-// appendHTTPDate appends t as http.TimeFormat ("Mon, 02 Jan 2006 15:04:05 GMT").
-func appendHTTPDate(b []byte, t time.Time) []byte {
-	t = t.UTC()
-	y, mo, d := t.Date()
-	if y < 0 {
-		return t.AppendFormat(b, http.TimeFormat)
-	}
-	hh, mm, ss := t.Clock()
-	b = append(b, t.Weekday().String()[:3]...)
-	b = appendPadded(append(b, ", "...), d, 2)
-	b = append(append(append(b, ' '), mo.String()[:3]...), ' ')
-	b = appendPadded(b, y, 4)
-	b = appendPadded(append(b, ' '), hh, 2)
-	b = appendPadded(append(b, ':'), mm, 2)
-	b = appendPadded(append(b, ':'), ss, 2)
-	return append(b, " GMT"...)
-}
-
-// appendPadded appends n >= 0 in decimal with at least width digits.
-func appendPadded(b []byte, n, width int) []byte {
-	for w := 10; width > 1; width, w = width-1, w*10 {
-		if n < w {
-			b = append(b, '0')
-		}
-	}
-	return strconv.AppendInt(b, int64(n), 10)
 }
 
 // sandboxCSP is the Content-Security-Policy of every file response whose type is not

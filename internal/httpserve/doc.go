@@ -1,8 +1,10 @@
 // Package httpserve is the HTTP serving machinery that every face of coffer shares
 // (today the hasura-storage /v1 face in httpapi; later tus, S3, the console): a
 // listener whose connections send a response's header and body in one write or with
-// sendfile (Listener, ConnContext, Conn) and the protocols served on one port
-// (Protocols).
+// sendfile (Listener, ConnContext, Conn), the protocols served on one port
+// (Protocols), and for content served with http.ServeContent the reading of Range
+// headers by RFC 9110 (ApplyRange) and of conditional dates (NormalizeDates,
+// AppendHTTPDate).
 //
 // It knows no face: no authentication, no credentials and no face's JSON or error
 // body. A face that needs one of those passes it in (an error encoder, a hook) or
