@@ -53,7 +53,8 @@ func (h *Handler) serveContent(w http.ResponseWriter, r *http.Request, f *coffer
 		setWriteDeadline(w, r, time.Now().Add(h.cfg.WriteTimeout+extra))
 	}
 	httpserve.ApplyRange(r, f.Size, h.cfg.MaxRanges)
-	http.ServeContent(&jsonErrors{ResponseWriter: w}, r, "", modtime, content)
+	je := newJSONErrors(w)
+	http.ServeContent(&je, r, "", modtime, content)
 }
 
 // fileHeaders sets a file's response headers, with one allocation for all their
@@ -128,12 +129,17 @@ func (s sizeOnly) Seek(off int64, whence int) (int64, error) {
 }
 
 // jsonErrors turns ServeContent's plain-text error responses (416) into the JSON
-// error shape, and gives 304 and 412 answers hasura-storage's headers and no body.
-type jsonErrors struct {
-	http.ResponseWriter
-	swallow bool
+// error shape (httpserve.ErrorWriter with writeErrorStatus), and gives 304 and 412
+// answers hasura-storage's headers and no body.
+type jsonErrors struct{ httpserve.ErrorWriter }
+
+// newJSONErrors wraps w for ServeContent or the mux.
+func newJSONErrors(w http.ResponseWriter) jsonErrors {
+	return jsonErrors{httpserve.ErrorWriter{ResponseWriter: w, Encode: writeErrorStatus}}
 }
 
+// WriteHeader applies hasura-storage's headers to 304 and 412, and lets
+// httpserve.ErrorWriter answer other errors as JSON.
 func (j *jsonErrors) WriteHeader(code int) {
 	switch {
 	case code == http.StatusNotModified: // hasura-storage: validators and caching only
@@ -141,43 +147,15 @@ func (j *jsonErrors) WriteHeader(code int) {
 		h.Del("Content-Disposition")
 		h.Del("Accept-Ranges")
 		h.Del("Surrogate-Key")
-	case code == http.StatusPreconditionFailed && !j.swallow:
+	case code == http.StatusPreconditionFailed && !j.Answered():
 		// hasura-storage: an empty body with the file's ETag and caching headers.
-		j.swallow = true
 		h := j.Header()
 		for _, k := range [...]string{"Content-Type", "Content-Disposition", "Accept-Ranges", "Surrogate-Key", "Last-Modified"} {
 			h.Del(k)
 		}
 		h.Set("Content-Length", "0")
-		j.ResponseWriter.WriteHeader(code)
+		j.Answer(code)
 		return
 	}
-	if code >= 400 && !j.swallow {
-		j.swallow = true
-		msg := http.StatusText(code)
-		if code == http.StatusRequestedRangeNotSatisfiable {
-			msg = "requested range not satisfiable"
-		}
-		writeErrorStatus(j.ResponseWriter, code, msg)
-		return
-	}
-	j.ResponseWriter.WriteHeader(code)
-}
-
-func (j *jsonErrors) Write(p []byte) (int, error) {
-	if j.swallow {
-		return len(p), nil
-	}
-	return j.ResponseWriter.Write(p)
-}
-
-// ReadFrom keeps sendfile reachable through the wrapper.
-func (j *jsonErrors) ReadFrom(r io.Reader) (int64, error) {
-	if j.swallow {
-		return io.Copy(io.Discard, r)
-	}
-	if rf, ok := j.ResponseWriter.(io.ReaderFrom); ok {
-		return rf.ReadFrom(r)
-	}
-	return io.Copy(writerOnly{j.ResponseWriter}, r)
+	j.ErrorWriter.WriteHeader(code)
 }

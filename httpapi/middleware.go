@@ -318,8 +318,8 @@ func (h *Handler) wrap() http.Handler {
 		if !h.authenticate(st, r) {
 			return
 		}
-		st.muxErrors = jsonErrors{ResponseWriter: sw} // for the mux's own 404/405 answers, as JSON
-		h.mux.ServeHTTP(&st.muxErrors, r)             // a route's handler writes to sw (routeMux)
+		st.muxErrors = newJSONErrors(sw)  // for the mux's own 404/405 answers, as JSON
+		h.mux.ServeHTTP(&st.muxErrors, r) // a route's handler writes to sw (routeMux)
 	})
 }
 

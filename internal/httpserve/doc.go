@@ -4,7 +4,9 @@
 // sendfile (Listener, ConnContext, Conn), the protocols served on one port
 // (Protocols), and for content served with http.ServeContent the reading of Range
 // headers by RFC 9110 (ApplyRange) and of conditional dates (NormalizeDates,
-// AppendHTTPDate).
+// AppendHTTPDate), and an error writer that answers plain-text errors of handlers a
+// face does not write (http.ServeContent, a ServeMux) with the face's own encoder
+// (ErrorWriter, ErrorEncoder).
 //
 // It knows no face: no authentication, no credentials and no face's JSON or error
 // body. A face that needs one of those passes it in (an error encoder, a hook) or

@@ -1,0 +1,75 @@
+package httpserve
+
+import (
+	"io"
+	"net/http"
+)
+
+// ErrorEncoder writes a face's error response: the status and the face's own body
+// for msg, a message safe to show the client. Each face has its own shape (the hasura
+// face's JSON; an S3 face's XML): this package never writes one itself.
+type ErrorEncoder func(w http.ResponseWriter, status int, msg string)
+
+// ErrorWriter is the http.ResponseWriter to hand a handler that answers errors in
+// plain text and is not the face's own (http.ServeContent's 416, a ServeMux's 404 and
+// 405): the first error status (>= 400) is answered by Encode instead, and what the
+// handler writes after it is discarded. Other statuses and bodies pass through, and
+// ReadFrom keeps sendfile reachable. The zero value is not usable: set
+// ResponseWriter and Encode.
+type ErrorWriter struct {
+	http.ResponseWriter
+	Encode ErrorEncoder
+	done   bool // the answer is written: the handler's own body is discarded
+}
+
+// WriteHeader answers an error status with Encode, once; any other status is
+// written as is.
+func (e *ErrorWriter) WriteHeader(code int) {
+	if code >= 400 && !e.done {
+		e.done = true
+		e.Encode(e.ResponseWriter, code, statusMessage(code))
+		return
+	}
+	e.ResponseWriter.WriteHeader(code)
+}
+
+// Answer writes code with the header as it stands and discards the handler's body:
+// for a face that answers a status with no body (the hasura face's 412).
+func (e *ErrorWriter) Answer(code int) {
+	e.done = true
+	e.ResponseWriter.WriteHeader(code)
+}
+
+// Answered reports whether the answer has been written by Encode or Answer.
+func (e *ErrorWriter) Answered() bool { return e.done }
+
+// Write writes p, or discards it after an answer.
+func (e *ErrorWriter) Write(p []byte) (int, error) {
+	if e.done {
+		return len(p), nil
+	}
+	return e.ResponseWriter.Write(p)
+}
+
+// ReadFrom keeps sendfile reachable through the wrapper.
+func (e *ErrorWriter) ReadFrom(r io.Reader) (int64, error) {
+	if e.done {
+		return io.Copy(io.Discard, r)
+	}
+	if rf, ok := e.ResponseWriter.(io.ReaderFrom); ok {
+		return rf.ReadFrom(r)
+	}
+	return io.Copy(writerOnly{e.ResponseWriter}, r)
+}
+
+// writerOnly hides a writer's ReadFrom, so that io.Copy does not call it again.
+type writerOnly struct{ io.Writer }
+
+// statusMessage is the message for an error status that a handler answered in plain
+// text.
+func statusMessage(code int) string {
+	if code == http.StatusRequestedRangeNotSatisfiable {
+		return "requested range not satisfiable"
+	}
+	return http.StatusText(code)
+}
