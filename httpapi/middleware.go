@@ -313,7 +313,7 @@ func (h *Handler) wrap() http.Handler {
 			if end != nil {
 				end(st.route, r.Method, sw.status, d, st.body.n, sw.bytes)
 			}
-			h.access.request(r, st.id, sw.status, sw.bytes, sw.start, d)
+			h.access.Request(r, st.id, sw.status, sw.bytes, sw.start, d)
 		}()
 		if !h.authenticate(st, r) {
 			return
