@@ -92,7 +92,7 @@ const StatusClientClosed = 499
 func clientFault(r *http.Request, err error) (int, string, bool) {
 	var bodyErr error
 	if st := state(r); st != nil {
-		bodyErr = st.body.err
+		bodyErr = st.body.Err
 	}
 	var ne net.Error
 	switch {

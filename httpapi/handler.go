@@ -69,7 +69,7 @@ type Handler struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	root   http.Handler
-	ids    *idGen
+	ids    *httpserve.IDs
 	// publicHost is PublicURL's host[:port], the host presigned URLs sign.
 	publicHost string
 	access     *httpserve.AccessLog
@@ -85,7 +85,7 @@ func New(cfg Config, svc *service.Service, authn *auth.Authenticator, signer *au
 	if err != nil || pu.Host == "" {
 		return nil, coffer.Errorf(coffer.EINVALID, "public URL %q has no host", cfg.PublicURL)
 	}
-	h := &Handler{cfg: cfg, svc: svc, authn: authn, signer: signer, log: log, mux: http.NewServeMux(), ids: newIDGen(),
+	h := &Handler{cfg: cfg, svc: svc, authn: authn, signer: signer, log: log, mux: http.NewServeMux(), ids: httpserve.NewIDs(),
 		publicHost: pu.Host, access: httpserve.NewAccessLog(cfg.AccessLog, log)}
 	h.routes()
 	h.root = h.wrap()

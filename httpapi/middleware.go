@@ -2,22 +2,14 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"io"
 	"log/slog"
-	"math"
 	"net/http"
-	"os"
 	"runtime/debug"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/coffer/coffer"
-	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/internal/timing"
 	"github.com/coffer/coffer/metrics"
@@ -32,7 +24,7 @@ type reqState struct {
 	p               *coffer.Principal
 	timer           timing.Recorder
 	sw              statusWriter
-	body            countingBody
+	body            httpserve.Body
 	route           string // the matched pattern, for metrics; "" if none
 	// muxErrors wraps sw for requests that match no route.
 	muxErrors jsonErrors
@@ -84,42 +76,6 @@ func principal(r *http.Request) *coffer.Principal {
 		return st.p
 	}
 	return nil
-}
-
-// newRequestID returns the client's X-Request-Id when it is short and plain, else a
-// fresh random one.
-func (h *Handler) newRequestID(r *http.Request) string {
-	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 64 && plainToken(id) {
-		return id
-	}
-	return h.ids.next()
-}
-
-// idGen makes request ids: a random per-process prefix and a counter, unique without
-// a call to the system's random source per request.
-type idGen struct {
-	prefix string
-	n      atomic.Uint64
-}
-
-func newIDGen() *idGen {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return &idGen{prefix: hex.EncodeToString(b[:])}
-}
-
-func (g *idGen) next() string {
-	return g.prefix + strconv.FormatUint(g.n.Add(1), 36)
-}
-
-func plainToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
 }
 
 // statusWriter records the status and body size for the access log and metrics, and
@@ -196,94 +152,9 @@ func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 // pooled buffer.
 func (s *statusWriter) ReadFrom(r io.Reader) (int64, error) {
 	s.headers(http.StatusOK)
-	var n int64
-	var err error
-	switch src := sourceOf(r); {
-	case src.mem != nil:
-		var m int
-		m, err = httpserve.WriteBatched(s.ResponseWriter, s.conn, src.mem.NextBytes(src.limit))
-		n = int64(m)
-	case src.file, src.sendfile:
-		if rf, ok := s.ResponseWriter.(io.ReaderFrom); ok {
-			n, err = httpserve.ReadFromBatched(rf, s.conn, r, src.sendfile)
-			break
-		}
-		fallthrough
-	default:
-		buf := copyBufs.Get().(*[]byte)
-		n, err = io.CopyBuffer(writerOnly{s.ResponseWriter}, r, *buf)
-		copyBufs.Put(buf)
-	}
+	n, err := httpserve.WriteFrom(s.ResponseWriter, s.conn, r)
 	s.bytes += n
 	return n, err
-}
-
-// byteSource is a reader over bytes in memory that can hand out its next n bytes
-// without copying (the content cache's readers).
-type byteSource interface{ NextBytes(n int64) []byte }
-
-type source struct {
-	mem      byteSource
-	limit    int64
-	file     bool // an *os.File: sendfile applies
-	sendfile bool // a blob.FileSender: httpserve.Conn sends it with sendfile
-}
-
-// sourceOf looks through the io.LimitedReader that http.ServeContent wraps bodies in.
-func sourceOf(r io.Reader) source {
-	limit := int64(math.MaxInt64)
-	if lr, ok := r.(*io.LimitedReader); ok {
-		r, limit = lr.R, lr.N
-	}
-	switch v := r.(type) {
-	case byteSource:
-		return source{mem: v, limit: limit}
-	case *os.File:
-		return source{file: true}
-	case blob.FileSender:
-		return source{sendfile: true}
-	}
-	return source{}
-}
-
-var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-type writerOnly struct{ io.Writer }
-
-// countingBody counts request body bytes for the metrics and, when idle > 0, gives
-// every read idle time to make progress: a client that stops sending is cut off
-// instead of pinning a goroutine and a connection. At the end of the body the read
-// deadline is cleared (the server's own background read must not time out).
-type countingBody struct {
-	io.ReadCloser
-	n    int64
-	err  error // the first read error but EOF: the client left, or its body stalled
-	w    http.ResponseWriter
-	idle time.Duration
-}
-
-func (c *countingBody) Read(p []byte) (int, error) {
-	if c.idle > 0 {
-		c.setReadDeadline(time.Now().Add(c.idle))
-	}
-	n, err := c.ReadCloser.Read(p)
-	c.n += int64(n)
-	if err != nil && err != io.EOF && c.err == nil && !errors.Is(err, http.ErrBodyReadAfterClose) {
-		c.err = err
-	}
-	if err == io.EOF && c.idle > 0 { // a stalled body keeps its deadline, so the server's drain fails too
-		c.setReadDeadline(time.Time{})
-		c.idle = 0
-	}
-	return n, err
-}
-
-func (c *countingBody) setReadDeadline(t time.Time) {
-	if d, ok := c.w.(interface{ SetReadDeadline(time.Time) error }); ok {
-		_ = d.SetReadDeadline(t)
-		return
-	}
-	_ = http.NewResponseController(c.w).SetReadDeadline(t)
 }
 
 // wrap adds request id, Server-Timing, metrics, structured access log, panic recovery,
@@ -311,7 +182,7 @@ func (h *Handler) wrap() http.Handler {
 			}
 			d := time.Since(sw.start)
 			if end != nil {
-				end(st.route, r.Method, sw.status, d, st.body.n, sw.bytes)
+				end(st.route, r.Method, sw.status, d, st.body.N, sw.bytes)
 			}
 			h.access.Request(r, st.id, sw.status, sw.bytes, sw.start, d)
 		}()
@@ -327,13 +198,13 @@ func (h *Handler) wrap() http.Handler {
 // wrapper and the body wrapper), puts it in the context and sets the common headers.
 func (h *Handler) begin(w http.ResponseWriter, r *http.Request) (*reqState, *http.Request) {
 	start := time.Now()
-	st := &reqState{id: h.newRequestID(r), log: h.log, writeTimeout: h.cfg.WriteTimeout} // downloads extend it by size
+	st := &reqState{id: h.ids.For(r), log: h.log, writeTimeout: h.cfg.WriteTimeout} // downloads extend it by size
 	st.Context = r.Context()
 	r = r.WithContext(st)
 	st.sw = statusWriter{ResponseWriter: w, st: st, start: start, conn: httpserve.ConnOf(r)}
-	st.body = countingBody{ReadCloser: r.Body, w: w}
+	st.body = httpserve.Body{ReadCloser: r.Body, W: w}
 	if r.ContentLength != 0 {
-		st.body.idle = h.cfg.ReadIdleTimeout
+		st.body.Idle = h.cfg.ReadIdleTimeout
 	}
 	r.Body = &st.body
 	vals := []string{st.id, "nosniff"} // one allocation for both value slices

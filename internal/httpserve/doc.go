@@ -6,7 +6,9 @@
 // headers by RFC 9110 (ApplyRange) and of conditional dates (NormalizeDates,
 // AppendHTTPDate), and an error writer that answers plain-text errors of handlers a
 // face does not write (http.ServeContent, a ServeMux) with the face's own encoder
-// (ErrorWriter, ErrorEncoder), and the access log with its read budget (AccessLog).
+// (ErrorWriter, ErrorEncoder), request ids (IDs), request bodies with idle deadlines
+// (Body), response bodies written without copies where it can (WriteFrom), and the
+// access log with its read budget (AccessLog).
 //
 // It knows no face: no authentication, no credentials and no face's JSON or error
 // body. A face that needs one of those passes it in (an error encoder, a hook) or
