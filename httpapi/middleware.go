@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -22,17 +21,11 @@ type reqState struct {
 	id              string
 	log             *slog.Logger // without the request id; logger adds it when needed
 	p               *coffer.Principal
-	timer           timing.Recorder
-	sw              statusWriter
+	sw              httpserve.Writer // with the Server-Timing recorder and write deadline
 	body            httpserve.Body
 	route           string // the matched pattern, for metrics; "" if none
 	// muxErrors wraps sw for requests that match no route.
 	muxErrors jsonErrors
-	// deadline is the response's write deadline, applied just before its first byte;
-	// zero: writeTimeout from then. It counts from the response, not the request, so
-	// that an upload whose body takes long to arrive still gets its answer.
-	deadline     time.Time
-	writeTimeout time.Duration
 }
 
 type ctxKey struct{}
@@ -52,7 +45,7 @@ func (st *reqState) Value(key any) any {
 	case key == ctxKey{}:
 		return st
 	case timing.IsKey(key):
-		return &st.timer
+		return &st.sw.Timer
 	}
 	return st.Context.Value(key)
 }
@@ -78,42 +71,6 @@ func principal(r *http.Request) *coffer.Principal {
 	return nil
 }
 
-// statusWriter records the status and body size for the access log and metrics, and
-// adds the Server-Timing header just before the headers go out.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-	st     *reqState
-	start  time.Time
-	conn   *httpserve.Conn // nil unless served through httpserve.Listener
-}
-
-// headers runs once, before the first byte of the response.
-func (s *statusWriter) headers(code int) {
-	if s.status != 0 {
-		return
-	}
-	s.status = code
-	now := time.Now()
-	if s.st.deadline.IsZero() {
-		s.st.deadline = now.Add(s.st.writeTimeout)
-	}
-	s.applyDeadline()
-	s.st.timer.Add("app", now.Sub(s.start), "")
-	s.ResponseWriter.Header()["Server-Timing"] = []string{s.st.timer.Header()}
-}
-
-// applyDeadline sets the write deadline on the connection: once per response, when
-// the first byte is about to go out (a deadline only matters to writes).
-func (s *statusWriter) applyDeadline() {
-	if d, ok := s.ResponseWriter.(interface{ SetWriteDeadline(time.Time) error }); ok {
-		_ = d.SetWriteDeadline(s.st.deadline)
-		return
-	}
-	_ = http.NewResponseController(s.ResponseWriter).SetWriteDeadline(s.st.deadline)
-}
-
 // setWriteDeadline sets the time by which r's response must be written.
 func setWriteDeadline(w http.ResponseWriter, r *http.Request, t time.Time) {
 	st := state(r)
@@ -121,40 +78,7 @@ func setWriteDeadline(w http.ResponseWriter, r *http.Request, t time.Time) {
 		_ = http.NewResponseController(w).SetWriteDeadline(t)
 		return
 	}
-	st.deadline = t
-	if st.sw.status != 0 { // already writing
-		st.sw.applyDeadline()
-	}
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if code >= 100 && code < 200 { // informational: the real header comes later
-		s.ResponseWriter.WriteHeader(code)
-		return
-	}
-	s.headers(code)
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Write(p []byte) (int, error) {
-	s.headers(http.StatusOK)
-	n, err := s.ResponseWriter.Write(p)
-	s.bytes += int64(n)
-	return n, err
-}
-
-// Unwrap lets http.ResponseController and sendfile (via ReadFrom) reach the real writer.
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-// ReadFrom keeps sendfile working through the wrapper for files on disk. For other
-// sources it avoids the standard library's fallback, which allocates a 32 KB buffer
-// per response: contents already in memory go out in one write, streams through a
-// pooled buffer.
-func (s *statusWriter) ReadFrom(r io.Reader) (int64, error) {
-	s.headers(http.StatusOK)
-	n, err := httpserve.WriteFrom(s.ResponseWriter, s.conn, r)
-	s.bytes += n
-	return n, err
+	st.sw.SetDeadline(t)
 }
 
 // wrap adds request id, Server-Timing, metrics, structured access log, panic recovery,
@@ -173,18 +97,18 @@ func (h *Handler) wrap() http.Handler {
 					panic(v)
 				}
 				st.log.Error("panic", "request_id", st.id, "value", v, "stack", string(debug.Stack()))
-				if sw.status == 0 {
+				if sw.Status == 0 {
 					writeErrorStatus(sw, http.StatusInternalServerError, "internal error (request id "+st.id+")")
 				}
 			}
-			if sw.status == 0 { // nothing written: net/http writes an empty 200 after us
-				sw.applyDeadline()
+			if sw.Status == 0 { // nothing written: net/http writes an empty 200 after us
+				sw.ApplyDeadline()
 			}
-			d := time.Since(sw.start)
+			d := time.Since(sw.Start)
 			if end != nil {
-				end(st.route, r.Method, sw.status, d, st.body.N, sw.bytes)
+				end(st.route, r.Method, sw.Status, d, st.body.N, sw.Bytes)
 			}
-			h.access.Request(r, st.id, sw.status, sw.bytes, sw.start, d)
+			h.access.Request(r, st.id, sw.Status, sw.Bytes, sw.Start, d)
 		}()
 		if !h.authenticate(st, r) {
 			return
@@ -198,10 +122,10 @@ func (h *Handler) wrap() http.Handler {
 // wrapper and the body wrapper), puts it in the context and sets the common headers.
 func (h *Handler) begin(w http.ResponseWriter, r *http.Request) (*reqState, *http.Request) {
 	start := time.Now()
-	st := &reqState{id: h.ids.For(r), log: h.log, writeTimeout: h.cfg.WriteTimeout} // downloads extend it by size
+	st := &reqState{id: h.ids.For(r), log: h.log}
 	st.Context = r.Context()
 	r = r.WithContext(st)
-	st.sw = statusWriter{ResponseWriter: w, st: st, start: start, conn: httpserve.ConnOf(r)}
+	st.sw.Init(w, r, start, h.cfg.WriteTimeout) // downloads extend it by size
 	st.body = httpserve.Body{ReadCloser: r.Body, W: w}
 	if r.ContentLength != 0 {
 		st.body.Idle = h.cfg.ReadIdleTimeout
@@ -220,7 +144,7 @@ func (h *Handler) authenticate(st *reqState, r *http.Request) bool {
 	}
 	authStart := time.Now()
 	p, err := h.authn.Principal(r)
-	st.timer.Add("auth", time.Since(authStart), "")
+	st.sw.Timer.Add("auth", time.Since(authStart), "")
 	if err != nil {
 		writeError(&st.sw, r, err)
 		return false

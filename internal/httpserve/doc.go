@@ -6,7 +6,9 @@
 // headers by RFC 9110 (ApplyRange) and of conditional dates (NormalizeDates,
 // AppendHTTPDate), and an error writer that answers plain-text errors of handlers a
 // face does not write (http.ServeContent, a ServeMux) with the face's own encoder
-// (ErrorWriter, ErrorEncoder), request ids (IDs), request bodies with idle deadlines
+// (ErrorWriter, ErrorEncoder), the response writer that records status and size,
+// sets the write deadline and sends Server-Timing (Writer), request ids (IDs),
+// request bodies with idle deadlines
 // (Body), response bodies written without copies where it can (WriteFrom), and the
 // access log with its read budget (AccessLog).
 //
