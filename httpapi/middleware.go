@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"strconv"
 	"time"
 
@@ -92,23 +91,8 @@ func (h *Handler) wrap() http.Handler {
 			end = h.cfg.Metrics.Begin()
 		}
 		defer func() {
-			if v := recover(); v != nil {
-				if v == http.ErrAbortHandler {
-					panic(v)
-				}
-				st.log.Error("panic", "request_id", st.id, "value", v, "stack", string(debug.Stack()))
-				if sw.Status == 0 {
-					writeErrorStatus(sw, http.StatusInternalServerError, "internal error (request id "+st.id+")")
-				}
-			}
-			if sw.Status == 0 { // nothing written: net/http writes an empty 200 after us
-				sw.ApplyDeadline()
-			}
-			d := time.Since(sw.Start)
-			if end != nil {
-				end(st.route, r.Method, sw.Status, d, st.body.N, sw.Bytes)
-			}
-			h.access.Request(r, st.id, sw.Status, sw.Bytes, sw.Start, d)
+			e := httpserve.Ending{ID: st.id, Route: st.route, Log: st.log, Encode: writeErrorStatus, End: end, Access: h.access}
+			e.Finish(recover(), r, sw, st.body.N)
 		}()
 		if !h.authenticate(st, r) {
 			return

@@ -7,7 +7,8 @@
 // AppendHTTPDate), and an error writer that answers plain-text errors of handlers a
 // face does not write (http.ServeContent, a ServeMux) with the face's own encoder
 // (ErrorWriter, ErrorEncoder), the response writer that records status and size,
-// sets the write deadline and sends Server-Timing (Writer), request ids (IDs),
+// sets the write deadline and sends Server-Timing (Writer), the end of a request:
+// panic recovery, metrics and access log (Ending.Finish), request ids (IDs),
 // request bodies with idle deadlines
 // (Body), response bodies written without copies where it can (WriteFrom), and the
 // access log with its read budget (AccessLog).
