@@ -2,15 +2,14 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/internal/httpserve"
 )
 
 // statusOf is the one table from domain error codes to HTTP statuses.
@@ -82,27 +81,18 @@ func errorAnswer(r *http.Request, err error) (int, string) {
 	return status, msg
 }
 
-// StatusClientClosed is the status logged and counted for a request whose client
-// left before its answer (nginx's 499 "client closed request"): not a server error.
-const StatusClientClosed = 499
-
-// clientFault recognises a request that failed because of its client's connection,
-// whatever error the work under it returned: the client closed it (499, logged at
-// debug) or stopped sending its body for longer than the read idle timeout (408).
+// clientFault recognises a request that failed because of its client's connection
+// (httpserve.ClientFault), logging a closed one at debug.
 func clientFault(r *http.Request, err error) (int, string, bool) {
 	var bodyErr error
 	if st := state(r); st != nil {
 		bodyErr = st.body.Err
 	}
-	var ne net.Error
-	switch {
-	case errors.As(bodyErr, &ne) && ne.Timeout():
-		return http.StatusRequestTimeout, "the request body stopped arriving; the server gave up waiting", true
-	case bodyErr != nil, r.Context().Err() != nil && errors.Is(err, context.Canceled):
+	status, msg, ok := httpserve.ClientFault(r, bodyErr, err)
+	if status == httpserve.StatusClientClosed {
 		logger(r).Debug("client closed request", "err", err, "body_err", bodyErr)
-		return StatusClientClosed, "client closed request", true
 	}
-	return 0, "", false
+	return status, msg, ok
 }
 
 // writeUploadError answers a failed upload in hasura-storage's shape.

@@ -10,7 +10,8 @@
 //   - content: ApplyRange reads Range headers by RFC 9110 before http.ServeContent,
 //     NormalizeDates and AppendHTTPDate handle its conditional dates;
 //   - errors: ErrorWriter answers the plain-text errors of handlers a face does not
-//     write (http.ServeContent, a ServeMux) with the face's own ErrorEncoder.
+//     write (http.ServeContent, a ServeMux) with the face's own ErrorEncoder;
+//     ClientFault tells a client that left (499) or stalled (408) from a failure.
 //
 // It knows no face: no authentication, no credentials and no face's JSON or error
 // body. A face that needs one of those passes it in (an ErrorEncoder) or wraps what

@@ -1,7 +1,10 @@
 package httpserve
 
 import (
+	"context"
+	"errors"
 	"io"
+	"net"
 	"net/http"
 )
 
@@ -72,4 +75,23 @@ func statusMessage(code int) string {
 		return "requested range not satisfiable"
 	}
 	return http.StatusText(code)
+}
+
+// StatusClientClosed is the status logged and counted for a request whose client
+// left before its answer (nginx's 499 "client closed request"): not a server error.
+const StatusClientClosed = 499
+
+// ClientFault recognises a request that failed because of its client's connection,
+// whatever error err the work under it returned: the client closed it (499) or
+// stopped sending its body for longer than the read idle timeout (408). bodyErr is
+// the request body's first read error (Body.Err).
+func ClientFault(r *http.Request, bodyErr, err error) (int, string, bool) {
+	var ne net.Error
+	switch {
+	case errors.As(bodyErr, &ne) && ne.Timeout():
+		return http.StatusRequestTimeout, "the request body stopped arriving; the server gave up waiting", true
+	case bodyErr != nil, r.Context().Err() != nil && errors.Is(err, context.Canceled):
+		return StatusClientClosed, "client closed request", true
+	}
+	return 0, "", false
 }

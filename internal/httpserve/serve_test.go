@@ -2,7 +2,10 @@ package httpserve_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -122,4 +125,36 @@ func TestFinish(t *testing.T) {
 		}
 	}()
 	serveEnding(t, func(http.ResponseWriter) { panic(http.ErrAbortHandler) })
+}
+
+// timeoutErr is a net.Error that timed out.
+type timeoutErr struct{}
+
+func (timeoutErr) Error() string   { return "i/o timeout" }
+func (timeoutErr) Timeout() bool   { return true }
+func (timeoutErr) Temporary() bool { return true }
+
+// ClientFault tells a stalled body (408) and a client that left (499) from the
+// server's own failures.
+func TestClientFault(t *testing.T) {
+	live := httptest.NewRequest("GET", "/", nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	gone := live.WithContext(ctx)
+	for _, c := range []struct {
+		r            *http.Request
+		bodyErr, err error
+		status       int
+	}{
+		{live, timeoutErr{}, errors.New("x"), http.StatusRequestTimeout},
+		{live, io.ErrUnexpectedEOF, errors.New("x"), httpserve.StatusClientClosed},
+		{gone, nil, fmt.Errorf("put: %w", context.Canceled), httpserve.StatusClientClosed},
+		{live, nil, context.Canceled, 0},
+		{gone, nil, errors.New("disk full"), 0},
+	} {
+		status, _, ok := httpserve.ClientFault(c.r, c.bodyErr, c.err)
+		if status != c.status || ok != (c.status != 0) {
+			t.Errorf("%v, %v: %d %v, want %d", c.bodyErr, c.err, status, ok, c.status)
+		}
+	}
 }
