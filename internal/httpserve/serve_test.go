@@ -4,11 +4,10 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +19,7 @@ import (
 func encodeText(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "text/x-face")
 	w.WriteHeader(status)
-	fmt.Fprintf(w, "%d: %s", status, msg)
+	_, _ = w.Write([]byte(strconv.Itoa(status) + ": " + msg))
 }
 
 // The face's encoder answers the errors of handlers it does not write (ServeContent,
@@ -147,8 +146,8 @@ func TestClientFault(t *testing.T) {
 		status       int
 	}{
 		{live, timeoutErr{}, errors.New("x"), http.StatusRequestTimeout},
-		{live, io.ErrUnexpectedEOF, errors.New("x"), httpserve.StatusClientClosed},
-		{gone, nil, fmt.Errorf("put: %w", context.Canceled), httpserve.StatusClientClosed},
+		{live, errors.New("connection reset by peer"), errors.New("x"), httpserve.StatusClientClosed},
+		{gone, nil, errors.Join(errors.New("put"), context.Canceled), httpserve.StatusClientClosed},
 		{live, nil, context.Canceled, 0},
 		{gone, nil, errors.New("disk full"), 0},
 	} {
