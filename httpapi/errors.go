@@ -12,31 +12,6 @@ import (
 	"github.com/coffer/coffer/internal/httpserve"
 )
 
-// statusOf is the one table from domain error codes to HTTP statuses.
-var statusOf = map[string]int{
-	coffer.EINVALID:        http.StatusBadRequest,
-	coffer.EUNAUTHORIZED:   http.StatusUnauthorized,
-	coffer.EFORBIDDEN:      http.StatusForbidden,
-	coffer.ENOTFOUND:       http.StatusNotFound,
-	coffer.ECONFLICT:       http.StatusConflict,
-	coffer.EPRECONDITION:   http.StatusPreconditionFailed,
-	coffer.ETOOLARGE:       http.StatusRequestEntityTooLarge,
-	coffer.EUNSUPPORTED:    http.StatusUnsupportedMediaType,
-	coffer.ERANGE:          http.StatusRequestedRangeNotSatisfiable,
-	coffer.EINTERNAL:       http.StatusInternalServerError,
-	coffer.ENOTIMPLEMENTED: http.StatusNotImplemented,
-	coffer.EUNAVAILABLE:    http.StatusServiceUnavailable,
-	coffer.ETOOMANY:        http.StatusTooManyRequests,
-}
-
-// StatusOf returns the HTTP status for err.
-func StatusOf(err error) int {
-	if s, ok := statusOf[coffer.ErrorCode(err)]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
-
 // ErrorBody is the JSON shape of every error response (hasura-storage's): data is
 // null, as there for every error but a virus.
 type ErrorBody struct {
@@ -70,7 +45,7 @@ func errorAnswer(r *http.Request, err error) (int, string) {
 	if status, msg, ok := clientFault(r, err); ok {
 		return status, msg
 	}
-	status := StatusOf(err)
+	status := httpserve.StatusOf(err)
 	msg := coffer.ErrorMessage(err)
 	if status >= 500 && !errors.Is(err, imaging.ErrBusy) { // a full image queue is load shedding: the service warns, rate-limited
 		logger(r).Error("request failed", "err", err)

@@ -11,7 +11,8 @@
 //     NormalizeDates and AppendHTTPDate handle its conditional dates;
 //   - errors: ErrorWriter answers the plain-text errors of handlers a face does not
 //     write (http.ServeContent, a ServeMux) with the face's own ErrorEncoder;
-//     ClientFault tells a client that left (499) or stalled (408) from a failure.
+//     ClientFault tells a client that left (499) or stalled (408) from a failure;
+//     StatusOf is the one table from domain error kinds to HTTP statuses.
 //
 // It knows no face: no authentication, no credentials and no face's JSON or error
 // body. A face that needs one of those passes it in (an ErrorEncoder) or wraps what

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+
+	"github.com/coffer/coffer"
 )
 
 // ErrorEncoder writes a face's error response: the status and the face's own body
@@ -75,6 +77,31 @@ func statusMessage(code int) string {
 		return "requested range not satisfiable"
 	}
 	return http.StatusText(code)
+}
+
+// statusOf is the one table from domain error codes to HTTP statuses, for every face.
+var statusOf = map[string]int{
+	coffer.EINVALID:        http.StatusBadRequest,
+	coffer.EUNAUTHORIZED:   http.StatusUnauthorized,
+	coffer.EFORBIDDEN:      http.StatusForbidden,
+	coffer.ENOTFOUND:       http.StatusNotFound,
+	coffer.ECONFLICT:       http.StatusConflict,
+	coffer.EPRECONDITION:   http.StatusPreconditionFailed,
+	coffer.ETOOLARGE:       http.StatusRequestEntityTooLarge,
+	coffer.EUNSUPPORTED:    http.StatusUnsupportedMediaType,
+	coffer.ERANGE:          http.StatusRequestedRangeNotSatisfiable,
+	coffer.EINTERNAL:       http.StatusInternalServerError,
+	coffer.ENOTIMPLEMENTED: http.StatusNotImplemented,
+	coffer.EUNAVAILABLE:    http.StatusServiceUnavailable,
+	coffer.ETOOMANY:        http.StatusTooManyRequests,
+}
+
+// StatusOf returns the HTTP status for err.
+func StatusOf(err error) int {
+	if s, ok := statusOf[coffer.ErrorCode(err)]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
 }
 
 // StatusClientClosed is the status logged and counted for a request whose client

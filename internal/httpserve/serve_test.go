@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/internal/httpserve"
 )
 
@@ -155,5 +156,20 @@ func TestClientFault(t *testing.T) {
 		if status != c.status || ok != (c.status != 0) {
 			t.Errorf("%v, %v: %d %v, want %d", c.bodyErr, c.err, status, ok, c.status)
 		}
+	}
+}
+
+// StatusOf maps each domain error kind, wrapped or not, to its status, and anything
+// else to 500.
+func TestStatusOf(t *testing.T) {
+	for code, want := range map[string]int{coffer.ENOTFOUND: 404, coffer.ERANGE: 416, coffer.ETOOMANY: 429,
+		coffer.EINTERNAL: 500, coffer.EUNAVAILABLE: 503} {
+		err := errors.Join(errors.New("ctx"), coffer.Errorf(code, "x"))
+		if got := httpserve.StatusOf(err); got != want {
+			t.Errorf("%s: %d, want %d", code, got, want)
+		}
+	}
+	if got := httpserve.StatusOf(errors.New("plain")); got != 500 {
+		t.Errorf("plain error: %d", got)
 	}
 }
