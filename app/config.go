@@ -8,6 +8,7 @@ import (
 
 	"github.com/coffer/coffer/httpapi"
 	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/scan/clamd"
 	"github.com/coffer/coffer/webhook"
 )
@@ -152,6 +153,6 @@ func metricsAddr(a string) (string, error) {
 }
 
 // accessLog returns the access log settings.
-func (c *Config) accessLog() httpapi.AccessLogConfig {
-	return httpapi.AccessLogConfig{Mode: c.AccessLog, ReadsPerSecond: c.AccessLogReads}
+func (c *Config) accessLog() httpserve.AccessLogConfig {
+	return httpserve.AccessLogConfig{Mode: c.AccessLog, ReadsPerSecond: c.AccessLogReads}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/httpapi"
+	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/metrics"
 	"github.com/coffer/coffer/service"
@@ -57,12 +58,12 @@ func (s *Main) buildHTTP() error {
 	// written under per-request deadlines that httpapi sets and extends as bytes move.
 	s.http = &http.Server{
 		Handler:           h,
-		ConnContext:       httpapi.ConnContext,
+		ConnContext:       httpserve.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		Protocols:         httpapi.Protocols(c.H2C),
+		Protocols:         httpserve.Protocols(c.H2C),
 	}
 	if c.MetricsListen != "" {
 		mux := http.NewServeMux()
@@ -89,7 +90,7 @@ func (s *Main) Listen() error {
 	if err != nil {
 		return err
 	}
-	s.ln = httpapi.Listener(ln)
+	s.ln = httpserve.Listener(ln)
 	if s.metricsHTTP != nil {
 		if s.metricsLn, err = net.Listen("tcp", s.cfg.MetricsListen); err != nil {
 			s.ln.Close()

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
-	"github.com/coffer/coffer/httpapi"
 	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/internal/httpserve"
 )
 
 // abortEnv is a server whose logs (debug and up, with the access log of every
@@ -23,7 +23,7 @@ import (
 func abortEnv(t *testing.T, o envOptions) (*env, *lockedBuffer) {
 	logs := &lockedBuffer{}
 	o.log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	o.accessLog = &httpapi.AccessLogConfig{Mode: httpapi.AccessLogOn}
+	o.accessLog = &httpserve.AccessLogConfig{Mode: httpserve.AccessLogOn}
 	return newEnv(t, o), logs
 }
 

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/coffer/coffer/httpapi"
+	"github.com/coffer/coffer/internal/httpserve"
 )
 
 // BenchmarkGetFile100KB measures GET of a 100 KB file through the real handler over
@@ -43,9 +44,9 @@ func BenchmarkGet100KBAccess(b *testing.B) {
 // default budget of successful reads per second, each logging JSON to a file as
 // `coffer serve 2>file` does.
 func BenchmarkGet100KBAccessLog(b *testing.B) {
-	modes := map[string]httpapi.AccessLogConfig{
-		"off":    {Mode: httpapi.AccessLogOff},
-		"every":  {Mode: httpapi.AccessLogOn},
+	modes := map[string]httpserve.AccessLogConfig{
+		"off":    {Mode: httpserve.AccessLogOff},
+		"every":  {Mode: httpserve.AccessLogOn},
 		"budget": httpapi.DefaultConfig().AccessLog,
 	}
 	for _, name := range []string{"off", "every", "budget"} {

@@ -5,12 +5,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/internal/httpserve"
 )
 
 // getFile serves GET and HEAD /v1/files/{id}. HEAD answers from metadata alone.
@@ -46,15 +45,16 @@ func (h *Handler) getFile(w http.ResponseWriter, r *http.Request) {
 
 // serveContent sets coffer's headers and lets http.ServeContent do conditional
 // requests (RFC 9110 order), single and multiple ranges and sendfile for disk blobs;
-// the Range header is first brought to coffer's rules (applyRange, ranges.go).
+// the Range header is first brought to coffer's rules (httpserve.ApplyRange).
 func (h *Handler) serveContent(w http.ResponseWriter, r *http.Request, f *coffer.File, b *coffer.Bucket, content io.ReadSeeker) {
 	modtime := fileHeaders(w.Header(), r, f, b)
 	if r.Method != http.MethodHead {
 		extra := time.Duration(f.Size / h.cfg.MinWriteRate * int64(time.Second))
 		setWriteDeadline(w, r, time.Now().Add(h.cfg.WriteTimeout+extra))
 	}
-	applyRange(r, f.Size, h.cfg.MaxRanges)
-	http.ServeContent(&jsonErrors{ResponseWriter: w}, r, "", modtime, content)
+	httpserve.ApplyRange(r, f.Size, h.cfg.MaxRanges)
+	je := newJSONErrors(w)
+	http.ServeContent(&je, r, "", modtime, content)
 }
 
 // fileHeaders sets a file's response headers, with one allocation for all their
@@ -79,75 +79,12 @@ func fileHeaders(hd http.Header, r *http.Request, f *coffer.File, b *coffer.Buck
 	set("Content-Disposition", contentDisposition(f, b))
 	set("Accept-Ranges", "bytes")
 	modtime := f.UpdatedAt
-	if zeroTime(modtime) || hasDateCondition(r.Header) {
-		normalizeDates(r.Header)
+	if httpserve.ZeroTime(modtime) || httpserve.HasDateCondition(r.Header) {
+		httpserve.NormalizeDates(r.Header)
 		return modtime
 	}
-	set("Last-Modified", string(appendHTTPDate(make([]byte, 0, 32), modtime)))
+	set("Last-Modified", string(httpserve.AppendHTTPDate(make([]byte, 0, 32), modtime)))
 	return time.Time{}
-}
-
-// zeroTime is http.ServeContent's test for "no modification time".
-func zeroTime(t time.Time) bool { return t.IsZero() || t.Equal(time.Unix(0, 0)) }
-
-// hasDateCondition reports whether a request has a header that ServeContent checks
-// against the modification time.
-func hasDateCondition(h http.Header) bool {
-	return h.Get("If-Modified-Since") != "" || h.Get("If-Unmodified-Since") != "" || h.Get("If-Range") != ""
-}
-
-// dateHeaders are the request headers ServeContent reads as HTTP dates.
-var dateHeaders = [...]string{"If-Modified-Since", "If-Unmodified-Since", "If-Range"}
-
-// normalizeDates rewrites conditional dates that http.ParseTime refuses but that are
-// unambiguous RFC 1123 dates in another zone spelling, such as "UTC" (what Go's
-// time.RFC1123 writes, and so what Nhost's Go client sends), to http.TimeFormat, so
-// they are honoured as hasura-storage honours them instead of ignored.
-func normalizeDates(h http.Header) {
-	for _, k := range dateHeaders {
-		v := h.Get(k)
-		if v == "" || strings.HasPrefix(v, `"`) || strings.HasPrefix(v, "W/") {
-			continue
-		}
-		if _, err := http.ParseTime(v); err == nil {
-			continue
-		}
-		layout := time.RFC1123Z // a numeric offset: "+0000"
-		if strings.HasSuffix(v, " UTC") || strings.HasSuffix(v, " UT") {
-			layout = time.RFC1123 // other abbreviations ("PST") would parse as UTC: ignored
-		}
-		if t, err := time.Parse(layout, v); err == nil {
-			h.Set(k, t.UTC().Format(http.TimeFormat))
-		}
-	}
-}
-
-// appendHTTPDate appends t as http.TimeFormat ("Mon, 02 Jan 2006 15:04:05 GMT").
-func appendHTTPDate(b []byte, t time.Time) []byte {
-	t = t.UTC()
-	y, mo, d := t.Date()
-	if y < 0 {
-		return t.AppendFormat(b, http.TimeFormat)
-	}
-	hh, mm, ss := t.Clock()
-	b = append(b, t.Weekday().String()[:3]...)
-	b = appendPadded(append(b, ", "...), d, 2)
-	b = append(append(append(b, ' '), mo.String()[:3]...), ' ')
-	b = appendPadded(b, y, 4)
-	b = appendPadded(append(b, ' '), hh, 2)
-	b = appendPadded(append(b, ':'), mm, 2)
-	b = appendPadded(append(b, ':'), ss, 2)
-	return append(b, " GMT"...)
-}
-
-// appendPadded appends n >= 0 in decimal with at least width digits.
-func appendPadded(b []byte, n, width int) []byte {
-	for w := 10; width > 1; width, w = width-1, w*10 {
-		if n < w {
-			b = append(b, '0')
-		}
-	}
-	return strconv.AppendInt(b, int64(n), 10)
 }
 
 // sandboxCSP is the Content-Security-Policy of every file response whose type is not
@@ -192,12 +129,17 @@ func (s sizeOnly) Seek(off int64, whence int) (int64, error) {
 }
 
 // jsonErrors turns ServeContent's plain-text error responses (416) into the JSON
-// error shape, and gives 304 and 412 answers hasura-storage's headers and no body.
-type jsonErrors struct {
-	http.ResponseWriter
-	swallow bool
+// error shape (httpserve.ErrorWriter with writeErrorStatus), and gives 304 and 412
+// answers hasura-storage's headers and no body.
+type jsonErrors struct{ httpserve.ErrorWriter }
+
+// newJSONErrors wraps w for ServeContent or the mux.
+func newJSONErrors(w http.ResponseWriter) jsonErrors {
+	return jsonErrors{httpserve.ErrorWriter{ResponseWriter: w, Encode: writeErrorStatus}}
 }
 
+// WriteHeader applies hasura-storage's headers to 304 and 412, and lets
+// httpserve.ErrorWriter answer other errors as JSON.
 func (j *jsonErrors) WriteHeader(code int) {
 	switch {
 	case code == http.StatusNotModified: // hasura-storage: validators and caching only
@@ -205,43 +147,15 @@ func (j *jsonErrors) WriteHeader(code int) {
 		h.Del("Content-Disposition")
 		h.Del("Accept-Ranges")
 		h.Del("Surrogate-Key")
-	case code == http.StatusPreconditionFailed && !j.swallow:
+	case code == http.StatusPreconditionFailed && !j.Answered():
 		// hasura-storage: an empty body with the file's ETag and caching headers.
-		j.swallow = true
 		h := j.Header()
 		for _, k := range [...]string{"Content-Type", "Content-Disposition", "Accept-Ranges", "Surrogate-Key", "Last-Modified"} {
 			h.Del(k)
 		}
 		h.Set("Content-Length", "0")
-		j.ResponseWriter.WriteHeader(code)
+		j.Answer(code)
 		return
 	}
-	if code >= 400 && !j.swallow {
-		j.swallow = true
-		msg := http.StatusText(code)
-		if code == http.StatusRequestedRangeNotSatisfiable {
-			msg = "requested range not satisfiable"
-		}
-		writeErrorStatus(j.ResponseWriter, code, msg)
-		return
-	}
-	j.ResponseWriter.WriteHeader(code)
-}
-
-func (j *jsonErrors) Write(p []byte) (int, error) {
-	if j.swallow {
-		return len(p), nil
-	}
-	return j.ResponseWriter.Write(p)
-}
-
-// ReadFrom keeps sendfile reachable through the wrapper.
-func (j *jsonErrors) ReadFrom(r io.Reader) (int64, error) {
-	if j.swallow {
-		return io.Copy(io.Discard, r)
-	}
-	if rf, ok := j.ResponseWriter.(io.ReaderFrom); ok {
-		return rf.ReadFrom(r)
-	}
-	return io.Copy(writerOnly{j.ResponseWriter}, r)
+	j.ErrorWriter.WriteHeader(code)
 }

@@ -2,41 +2,15 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net"
 	"net/http"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/internal/httpserve"
 )
-
-// statusOf is the one table from domain error codes to HTTP statuses.
-var statusOf = map[string]int{
-	coffer.EINVALID:        http.StatusBadRequest,
-	coffer.EUNAUTHORIZED:   http.StatusUnauthorized,
-	coffer.EFORBIDDEN:      http.StatusForbidden,
-	coffer.ENOTFOUND:       http.StatusNotFound,
-	coffer.ECONFLICT:       http.StatusConflict,
-	coffer.EPRECONDITION:   http.StatusPreconditionFailed,
-	coffer.ETOOLARGE:       http.StatusRequestEntityTooLarge,
-	coffer.EUNSUPPORTED:    http.StatusUnsupportedMediaType,
-	coffer.ERANGE:          http.StatusRequestedRangeNotSatisfiable,
-	coffer.EINTERNAL:       http.StatusInternalServerError,
-	coffer.ENOTIMPLEMENTED: http.StatusNotImplemented,
-	coffer.EUNAVAILABLE:    http.StatusServiceUnavailable,
-	coffer.ETOOMANY:        http.StatusTooManyRequests,
-}
-
-// StatusOf returns the HTTP status for err.
-func StatusOf(err error) int {
-	if s, ok := statusOf[coffer.ErrorCode(err)]; ok {
-		return s
-	}
-	return http.StatusInternalServerError
-}
 
 // ErrorBody is the JSON shape of every error response (hasura-storage's): data is
 // null, as there for every error but a virus.
@@ -71,7 +45,7 @@ func errorAnswer(r *http.Request, err error) (int, string) {
 	if status, msg, ok := clientFault(r, err); ok {
 		return status, msg
 	}
-	status := StatusOf(err)
+	status := httpserve.StatusOf(err)
 	msg := coffer.ErrorMessage(err)
 	if status >= 500 && !errors.Is(err, imaging.ErrBusy) { // a full image queue is load shedding: the service warns, rate-limited
 		logger(r).Error("request failed", "err", err)
@@ -82,27 +56,18 @@ func errorAnswer(r *http.Request, err error) (int, string) {
 	return status, msg
 }
 
-// StatusClientClosed is the status logged and counted for a request whose client
-// left before its answer (nginx's 499 "client closed request"): not a server error.
-const StatusClientClosed = 499
-
-// clientFault recognises a request that failed because of its client's connection,
-// whatever error the work under it returned: the client closed it (499, logged at
-// debug) or stopped sending its body for longer than the read idle timeout (408).
+// clientFault recognises a request that failed because of its client's connection
+// (httpserve.ClientFault), logging a closed one at debug.
 func clientFault(r *http.Request, err error) (int, string, bool) {
 	var bodyErr error
 	if st := state(r); st != nil {
-		bodyErr = st.body.err
+		bodyErr = st.body.Err
 	}
-	var ne net.Error
-	switch {
-	case errors.As(bodyErr, &ne) && ne.Timeout():
-		return http.StatusRequestTimeout, "the request body stopped arriving; the server gave up waiting", true
-	case bodyErr != nil, r.Context().Err() != nil && errors.Is(err, context.Canceled):
+	status, msg, ok := httpserve.ClientFault(r, bodyErr, err)
+	if status == httpserve.StatusClientClosed {
 		logger(r).Debug("client closed request", "err", err, "body_err", bodyErr)
-		return StatusClientClosed, "client closed request", true
 	}
-	return 0, "", false
+	return status, msg, ok
 }
 
 // writeUploadError answers a failed upload in hasura-storage's shape.

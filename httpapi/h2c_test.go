@@ -25,7 +25,7 @@ func h2cClient() *http.Client {
 // (100 KB) and from the store (2 MB), while HTTP/1.1 keeps working on the same port.
 // Run under -race (scripts/test.sh does): HTTP/1.1's batched header write must not
 // touch a connection that HTTP/2 writes from its own goroutine (without the check in
-// connOf, the race detector fails this test).
+// httpserve.ConnOf, the race detector fails this test).
 func TestH2C(t *testing.T) {
 	e := newEnv(t, envOptions{jwtSecret: jwtConfig, rules: matrixRules, h2c: true})
 	mustStatus(t, e.do("POST", "/v1/buckets", strings.NewReader(`{"id":"priv"}`), true), http.StatusCreated, nil)

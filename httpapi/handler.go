@@ -11,6 +11,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/auth"
+	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/metrics"
 	"github.com/coffer/coffer/service"
 )
@@ -35,14 +36,14 @@ type Config struct {
 	ReadIdleTimeout time.Duration
 	WriteTimeout    time.Duration
 	MinWriteRate    int64 // bytes per second
-	AccessLog       AccessLogConfig
+	AccessLog       httpserve.AccessLogConfig
 }
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
 	return Config{PublicURL: "http://127.0.0.1:8000", MaxRanges: 16, Version: "dev",
 		ReadIdleTimeout: time.Minute, WriteTimeout: time.Minute, MinWriteRate: 64 << 10,
-		AccessLog: AccessLogConfig{Mode: AccessLogOn, ReadsPerSecond: 100}}
+		AccessLog: httpserve.DefaultAccessLogConfig()}
 }
 
 // Validate checks c.
@@ -68,10 +69,10 @@ type Handler struct {
 	log    *slog.Logger
 	mux    *http.ServeMux
 	root   http.Handler
-	ids    *idGen
+	ids    *httpserve.IDs
 	// publicHost is PublicURL's host[:port], the host presigned URLs sign.
 	publicHost string
-	access     *accessLog
+	access     *httpserve.AccessLog
 }
 
 // New returns the API handler.
@@ -84,8 +85,8 @@ func New(cfg Config, svc *service.Service, authn *auth.Authenticator, signer *au
 	if err != nil || pu.Host == "" {
 		return nil, coffer.Errorf(coffer.EINVALID, "public URL %q has no host", cfg.PublicURL)
 	}
-	h := &Handler{cfg: cfg, svc: svc, authn: authn, signer: signer, log: log, mux: http.NewServeMux(), ids: newIDGen(),
-		publicHost: pu.Host, access: newAccessLog(cfg.AccessLog, log)}
+	h := &Handler{cfg: cfg, svc: svc, authn: authn, signer: signer, log: log, mux: http.NewServeMux(), ids: httpserve.NewIDs(),
+		publicHost: pu.Host, access: httpserve.NewAccessLog(cfg.AccessLog, log)}
 	h.routes()
 	h.root = h.wrap()
 	return h, nil

@@ -23,6 +23,7 @@ import (
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/imaging/vips"
 	"github.com/coffer/coffer/internal/apptest"
+	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/webhook"
@@ -64,7 +65,7 @@ type envOptions struct {
 	h2c       bool           // also serve HTTP/2 without TLS
 	hide      bool           // service.Config.HideForbidden
 	log       *slog.Logger   // default: text to io.Discard
-	accessLog *httpapi.AccessLogConfig
+	accessLog *httpserve.AccessLogConfig
 	metrics   httpapi.Config // its MetricsToken and MetricsElsewhere apply
 	clamd     string         // scan uploads with the clamd at this address
 	failOpen  bool           // store uploads unscanned when that clamd is unavailable

@@ -2,22 +2,13 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
-	"io"
 	"log/slog"
-	"math"
 	"net/http"
-	"os"
-	"runtime/debug"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/coffer/coffer"
-	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/internal/timing"
 	"github.com/coffer/coffer/metrics"
 )
@@ -29,17 +20,11 @@ type reqState struct {
 	id              string
 	log             *slog.Logger // without the request id; logger adds it when needed
 	p               *coffer.Principal
-	timer           timing.Recorder
-	sw              statusWriter
-	body            countingBody
+	sw              httpserve.Writer // with the Server-Timing recorder and write deadline
+	body            httpserve.Body
 	route           string // the matched pattern, for metrics; "" if none
 	// muxErrors wraps sw for requests that match no route.
 	muxErrors jsonErrors
-	// deadline is the response's write deadline, applied just before its first byte;
-	// zero: writeTimeout from then. It counts from the response, not the request, so
-	// that an upload whose body takes long to arrive still gets its answer.
-	deadline     time.Time
-	writeTimeout time.Duration
 }
 
 type ctxKey struct{}
@@ -59,7 +44,7 @@ func (st *reqState) Value(key any) any {
 	case key == ctxKey{}:
 		return st
 	case timing.IsKey(key):
-		return &st.timer
+		return &st.sw.Timer
 	}
 	return st.Context.Value(key)
 }
@@ -85,78 +70,6 @@ func principal(r *http.Request) *coffer.Principal {
 	return nil
 }
 
-// newRequestID returns the client's X-Request-Id when it is short and plain, else a
-// fresh random one.
-func (h *Handler) newRequestID(r *http.Request) string {
-	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 64 && plainToken(id) {
-		return id
-	}
-	return h.ids.next()
-}
-
-// idGen makes request ids: a random per-process prefix and a counter, unique without
-// a call to the system's random source per request.
-type idGen struct {
-	prefix string
-	n      atomic.Uint64
-}
-
-func newIDGen() *idGen {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return &idGen{prefix: hex.EncodeToString(b[:])}
-}
-
-func (g *idGen) next() string {
-	return g.prefix + strconv.FormatUint(g.n.Add(1), 36)
-}
-
-func plainToken(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '-' || c == '_' || c == '.') {
-			return false
-		}
-	}
-	return true
-}
-
-// statusWriter records the status and body size for the access log and metrics, and
-// adds the Server-Timing header just before the headers go out.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-	st     *reqState
-	start  time.Time
-	conn   *batchConn // nil unless served through Listener
-}
-
-// headers runs once, before the first byte of the response.
-func (s *statusWriter) headers(code int) {
-	if s.status != 0 {
-		return
-	}
-	s.status = code
-	now := time.Now()
-	if s.st.deadline.IsZero() {
-		s.st.deadline = now.Add(s.st.writeTimeout)
-	}
-	s.applyDeadline()
-	s.st.timer.Add("app", now.Sub(s.start), "")
-	s.ResponseWriter.Header()["Server-Timing"] = []string{s.st.timer.Header()}
-}
-
-// applyDeadline sets the write deadline on the connection: once per response, when
-// the first byte is about to go out (a deadline only matters to writes).
-func (s *statusWriter) applyDeadline() {
-	if d, ok := s.ResponseWriter.(interface{ SetWriteDeadline(time.Time) error }); ok {
-		_ = d.SetWriteDeadline(s.st.deadline)
-		return
-	}
-	_ = http.NewResponseController(s.ResponseWriter).SetWriteDeadline(s.st.deadline)
-}
-
 // setWriteDeadline sets the time by which r's response must be written.
 func setWriteDeadline(w http.ResponseWriter, r *http.Request, t time.Time) {
 	st := state(r)
@@ -164,125 +77,7 @@ func setWriteDeadline(w http.ResponseWriter, r *http.Request, t time.Time) {
 		_ = http.NewResponseController(w).SetWriteDeadline(t)
 		return
 	}
-	st.deadline = t
-	if st.sw.status != 0 { // already writing
-		st.sw.applyDeadline()
-	}
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if code >= 100 && code < 200 { // informational: the real header comes later
-		s.ResponseWriter.WriteHeader(code)
-		return
-	}
-	s.headers(code)
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Write(p []byte) (int, error) {
-	s.headers(http.StatusOK)
-	n, err := s.ResponseWriter.Write(p)
-	s.bytes += int64(n)
-	return n, err
-}
-
-// Unwrap lets http.ResponseController and sendfile (via ReadFrom) reach the real writer.
-func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-// ReadFrom keeps sendfile working through the wrapper for files on disk. For other
-// sources it avoids the standard library's fallback, which allocates a 32 KB buffer
-// per response: contents already in memory go out in one write, streams through a
-// pooled buffer.
-func (s *statusWriter) ReadFrom(r io.Reader) (int64, error) {
-	s.headers(http.StatusOK)
-	var n int64
-	var err error
-	switch src := sourceOf(r); {
-	case src.mem != nil:
-		var m int
-		m, err = writeBatched(s.ResponseWriter, s.conn, src.mem.NextBytes(src.limit))
-		n = int64(m)
-	case src.file, src.sendfile:
-		if rf, ok := s.ResponseWriter.(io.ReaderFrom); ok {
-			n, err = readFromBatched(rf, s.conn, r, src.sendfile)
-			break
-		}
-		fallthrough
-	default:
-		buf := copyBufs.Get().(*[]byte)
-		n, err = io.CopyBuffer(writerOnly{s.ResponseWriter}, r, *buf)
-		copyBufs.Put(buf)
-	}
-	s.bytes += n
-	return n, err
-}
-
-// byteSource is a reader over bytes in memory that can hand out its next n bytes
-// without copying (the content cache's readers).
-type byteSource interface{ NextBytes(n int64) []byte }
-
-type source struct {
-	mem      byteSource
-	limit    int64
-	file     bool // an *os.File: sendfile applies
-	sendfile bool // a blob.FileSender: batchConn sends it with sendfile
-}
-
-// sourceOf looks through the io.LimitedReader that http.ServeContent wraps bodies in.
-func sourceOf(r io.Reader) source {
-	limit := int64(math.MaxInt64)
-	if lr, ok := r.(*io.LimitedReader); ok {
-		r, limit = lr.R, lr.N
-	}
-	switch v := r.(type) {
-	case byteSource:
-		return source{mem: v, limit: limit}
-	case *os.File:
-		return source{file: true}
-	case blob.FileSender:
-		return source{sendfile: true}
-	}
-	return source{}
-}
-
-var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-type writerOnly struct{ io.Writer }
-
-// countingBody counts request body bytes for the metrics and, when idle > 0, gives
-// every read idle time to make progress: a client that stops sending is cut off
-// instead of pinning a goroutine and a connection. At the end of the body the read
-// deadline is cleared (the server's own background read must not time out).
-type countingBody struct {
-	io.ReadCloser
-	n    int64
-	err  error // the first read error but EOF: the client left, or its body stalled
-	w    http.ResponseWriter
-	idle time.Duration
-}
-
-func (c *countingBody) Read(p []byte) (int, error) {
-	if c.idle > 0 {
-		c.setReadDeadline(time.Now().Add(c.idle))
-	}
-	n, err := c.ReadCloser.Read(p)
-	c.n += int64(n)
-	if err != nil && err != io.EOF && c.err == nil && !errors.Is(err, http.ErrBodyReadAfterClose) {
-		c.err = err
-	}
-	if err == io.EOF && c.idle > 0 { // a stalled body keeps its deadline, so the server's drain fails too
-		c.setReadDeadline(time.Time{})
-		c.idle = 0
-	}
-	return n, err
-}
-
-func (c *countingBody) setReadDeadline(t time.Time) {
-	if d, ok := c.w.(interface{ SetReadDeadline(time.Time) error }); ok {
-		_ = d.SetReadDeadline(t)
-		return
-	}
-	_ = http.NewResponseController(c.w).SetReadDeadline(t)
+	st.sw.SetDeadline(t)
 }
 
 // wrap adds request id, Server-Timing, metrics, structured access log, panic recovery,
@@ -296,29 +91,14 @@ func (h *Handler) wrap() http.Handler {
 			end = h.cfg.Metrics.Begin()
 		}
 		defer func() {
-			if v := recover(); v != nil {
-				if v == http.ErrAbortHandler {
-					panic(v)
-				}
-				st.log.Error("panic", "request_id", st.id, "value", v, "stack", string(debug.Stack()))
-				if sw.status == 0 {
-					writeErrorStatus(sw, http.StatusInternalServerError, "internal error (request id "+st.id+")")
-				}
-			}
-			if sw.status == 0 { // nothing written: net/http writes an empty 200 after us
-				sw.applyDeadline()
-			}
-			d := time.Since(sw.start)
-			if end != nil {
-				end(st.route, r.Method, sw.status, d, st.body.n, sw.bytes)
-			}
-			h.access.request(r, st.id, sw.status, sw.bytes, sw.start, d)
+			e := httpserve.Ending{ID: st.id, Route: st.route, Log: st.log, Encode: writeErrorStatus, End: end, Access: h.access}
+			e.Finish(recover(), r, sw, st.body.N)
 		}()
 		if !h.authenticate(st, r) {
 			return
 		}
-		st.muxErrors = jsonErrors{ResponseWriter: sw} // for the mux's own 404/405 answers, as JSON
-		h.mux.ServeHTTP(&st.muxErrors, r)             // a route's handler writes to sw (routeMux)
+		st.muxErrors = newJSONErrors(sw)  // for the mux's own 404/405 answers, as JSON
+		h.mux.ServeHTTP(&st.muxErrors, r) // a route's handler writes to sw (routeMux)
 	})
 }
 
@@ -326,13 +106,13 @@ func (h *Handler) wrap() http.Handler {
 // wrapper and the body wrapper), puts it in the context and sets the common headers.
 func (h *Handler) begin(w http.ResponseWriter, r *http.Request) (*reqState, *http.Request) {
 	start := time.Now()
-	st := &reqState{id: h.newRequestID(r), log: h.log, writeTimeout: h.cfg.WriteTimeout} // downloads extend it by size
+	st := &reqState{id: h.ids.For(r), log: h.log}
 	st.Context = r.Context()
 	r = r.WithContext(st)
-	st.sw = statusWriter{ResponseWriter: w, st: st, start: start, conn: connOf(r)}
-	st.body = countingBody{ReadCloser: r.Body, w: w}
+	st.sw.Init(w, r, start, h.cfg.WriteTimeout) // downloads extend it by size
+	st.body = httpserve.Body{ReadCloser: r.Body, W: w}
 	if r.ContentLength != 0 {
-		st.body.idle = h.cfg.ReadIdleTimeout
+		st.body.Idle = h.cfg.ReadIdleTimeout
 	}
 	r.Body = &st.body
 	vals := []string{st.id, "nosniff"} // one allocation for both value slices
@@ -348,7 +128,7 @@ func (h *Handler) authenticate(st *reqState, r *http.Request) bool {
 	}
 	authStart := time.Now()
 	p, err := h.authn.Principal(r)
-	st.timer.Add("auth", time.Since(authStart), "")
+	st.sw.Timer.Add("auth", time.Since(authStart), "")
 	if err != nil {
 		writeError(&st.sw, r, err)
 		return false

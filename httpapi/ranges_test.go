@@ -27,7 +27,7 @@ func at(n int64) func(int64) int64               { return func(int64) int64 { re
 func fromEnd(n int64) func(int64) int64          { return func(s int64) int64 { return s - n } }
 func pairs(p ...[2]int64) func(int64) [][2]int64 { return func(int64) [][2]int64 { return p } }
 
-// rangeCases: RFC 9110 §14 as coffer applies it (see httpapi/ranges.go).
+// rangeCases: RFC 9110 §14 as coffer applies it (see internal/httpserve/ranges.go).
 var rangeCases = []rangeCase{
 	{"", 200, nil},
 	{"bytes=0-0", 206, one(at(0), at(0))},

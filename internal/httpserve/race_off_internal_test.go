@@ -1,5 +1,5 @@
 //go:build !race
 
-package httpapi
+package httpserve
 
 const raceEnabled = false

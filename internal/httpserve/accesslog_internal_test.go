@@ -1,4 +1,4 @@
-package httpapi
+package httpserve
 
 import (
 	"bytes"
@@ -44,39 +44,39 @@ func TestAccessLogPolicy(t *testing.T) {
 	cases := []struct {
 		name string
 		cfg  AccessLogConfig
-		run  func(a *accessLog)
+		run  func(a *AccessLog)
 		want []accessLine // Method, Status, Skipped compared
 	}{
-		{"budget", AccessLogConfig{Mode: AccessLogOn, ReadsPerSecond: 2}, func(a *accessLog) {
+		{"budget", AccessLogConfig{Mode: AccessLogOn, ReadsPerSecond: 2}, func(a *AccessLog) {
 			for range 5 {
-				a.request(get, "id", 200, 10, t0, time.Millisecond)
+				a.Request(get, "id", 200, 10, t0, time.Millisecond)
 			}
-			a.request(get, "id", 404, 10, t0, time.Millisecond)  // an error: always
-			a.request(post, "id", 201, 10, t0, time.Millisecond) // a write: always
-			a.request(get, "id", 206, 10, t0.Add(time.Second), time.Millisecond)
-			a.request(get, "id", 304, 10, t0.Add(1500*time.Millisecond), time.Millisecond)
-			a.request(get, "id", 200, 10, t0.Add(1900*time.Millisecond), time.Millisecond) // third in that second
+			a.Request(get, "id", 404, 10, t0, time.Millisecond)  // an error: always
+			a.Request(post, "id", 201, 10, t0, time.Millisecond) // a write: always
+			a.Request(get, "id", 206, 10, t0.Add(time.Second), time.Millisecond)
+			a.Request(get, "id", 304, 10, t0.Add(1500*time.Millisecond), time.Millisecond)
+			a.Request(get, "id", 200, 10, t0.Add(1900*time.Millisecond), time.Millisecond) // third in that second
 		}, []accessLine{{Method: "GET", Status: 200}, {Method: "GET", Status: 200}, {Method: "GET", Status: 404},
 			{Method: "POST", Status: 201}, {Method: "GET", Status: 206, Skipped: 3}, {Method: "GET", Status: 304}}},
-		{"every request", AccessLogConfig{Mode: AccessLogOn}, func(a *accessLog) {
+		{"every request", AccessLogConfig{Mode: AccessLogOn}, func(a *AccessLog) {
 			for range 3 {
-				a.request(get, "id", 200, 10, t0, time.Millisecond)
+				a.Request(get, "id", 200, 10, t0, time.Millisecond)
 			}
 		}, []accessLine{{Method: "GET", Status: 200}, {Method: "GET", Status: 200}, {Method: "GET", Status: 200}}},
-		{"errors", AccessLogConfig{Mode: AccessLogErrors, ReadsPerSecond: 1}, func(a *accessLog) {
-			a.request(get, "id", 200, 10, t0, time.Millisecond)
-			a.request(post, "id", 201, 10, t0, time.Millisecond)
-			a.request(get, "id", 401, 10, t0, time.Millisecond)
-			a.request(post, "id", 503, 10, t0, time.Millisecond)
+		{"errors", AccessLogConfig{Mode: AccessLogErrors, ReadsPerSecond: 1}, func(a *AccessLog) {
+			a.Request(get, "id", 200, 10, t0, time.Millisecond)
+			a.Request(post, "id", 201, 10, t0, time.Millisecond)
+			a.Request(get, "id", 401, 10, t0, time.Millisecond)
+			a.Request(post, "id", 503, 10, t0, time.Millisecond)
 		}, []accessLine{{Method: "GET", Status: 401}, {Method: "POST", Status: 503}}},
-		{"off", AccessLogConfig{Mode: AccessLogOff}, func(a *accessLog) {
-			a.request(get, "id", 500, 10, t0, time.Millisecond)
+		{"off", AccessLogConfig{Mode: AccessLogOff}, func(a *AccessLog) {
+			a.Request(get, "id", 500, 10, t0, time.Millisecond)
 		}, nil},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			a := newAccessLog(c.cfg, slog.New(slog.NewJSONHandler(&buf, nil)))
+			a := NewAccessLog(c.cfg, slog.New(slog.NewJSONHandler(&buf, nil)))
 			c.run(a)
 			got := accessLines(t, &buf)
 			if len(got) != len(c.want) {
@@ -96,8 +96,8 @@ func TestAccessLogPolicy(t *testing.T) {
 // Above info level the access log writes nothing.
 func TestAccessLogFollowsLevel(t *testing.T) {
 	var buf bytes.Buffer
-	a := newAccessLog(AccessLogConfig{Mode: AccessLogOn}, slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	a.request(httptest.NewRequest("GET", "/x", nil), "id", 500, 0, time.Now(), 0)
+	a := NewAccessLog(AccessLogConfig{Mode: AccessLogOn}, slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	a.Request(httptest.NewRequest("GET", "/x", nil), "id", 500, 0, time.Now(), 0)
 	if buf.Len() != 0 {
 		t.Fatalf("logged at level warn: %s", buf.String())
 	}
@@ -109,7 +109,7 @@ func TestAccessLogConfigValidate(t *testing.T) {
 			t.Errorf("%+v accepted", c)
 		}
 	}
-	if err := DefaultConfig().AccessLog.Validate(); err != nil {
+	if err := DefaultAccessLogConfig().Validate(); err != nil {
 		t.Error(err)
 	}
 }
@@ -121,13 +121,13 @@ func TestAccessLogAllocs(t *testing.T) {
 		t.Skip("allocation counts differ under the race detector")
 	}
 	get := httptest.NewRequest("GET", "/v1/files/x", nil)
-	a := newAccessLog(AccessLogConfig{Mode: AccessLogOn, ReadsPerSecond: 1}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+	a := NewAccessLog(AccessLogConfig{Mode: AccessLogOn, ReadsPerSecond: 1}, slog.New(slog.NewJSONHandler(io.Discard, nil)))
 	now := time.Now()
-	a.request(get, "id", 200, 1, now, time.Millisecond)
-	if n := testing.AllocsPerRun(100, func() { a.request(get, "id", 200, 1, now, time.Millisecond) }); n != 0 {
+	a.Request(get, "id", 200, 1, now, time.Millisecond)
+	if n := testing.AllocsPerRun(100, func() { a.Request(get, "id", 200, 1, now, time.Millisecond) }); n != 0 {
 		t.Errorf("skipped read: %v allocs", n)
 	}
-	if n := testing.AllocsPerRun(100, func() { a.request(get, "id", 404, 1, now, time.Millisecond) }); n > 2 {
+	if n := testing.AllocsPerRun(100, func() { a.Request(get, "id", 404, 1, now, time.Millisecond) }); n > 2 {
 		t.Errorf("logged line: %v allocs", n)
 	}
 }
@@ -150,11 +150,11 @@ func BenchmarkAccessLog(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer f.Close()
-			a := newAccessLog(c.cfg, slog.New(slog.NewJSONHandler(f, nil)))
+			a := NewAccessLog(c.cfg, slog.New(slog.NewJSONHandler(f, nil)))
 			start := time.Now()
 			b.ReportAllocs()
 			for b.Loop() {
-				a.request(get, "9f3a1c2b4d5e1k", 200, 102400, start, 1234*time.Microsecond)
+				a.Request(get, "9f3a1c2b4d5e1k", 200, 102400, start, 1234*time.Microsecond)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package httpapi
+package httpserve
 
 import (
 	"context"
@@ -22,7 +22,7 @@ func Listener(ln net.Listener) net.Listener { return batchListener{ln} }
 // ConnContext is http.Server.ConnContext for connections from Listener: it lets the
 // handler reach the connection it writes to.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
-	if bc, ok := c.(*batchConn); ok {
+	if bc, ok := c.(*Conn); ok {
 		return context.WithValue(ctx, connKey{}, bc)
 	}
 	return ctx
@@ -35,15 +35,15 @@ type batchListener struct{ net.Listener }
 func (l batchListener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
 	if tc, ok := c.(*net.TCPConn); ok && err == nil {
-		return &batchConn{TCPConn: tc}, nil
+		return &Conn{TCPConn: tc}, nil
 	}
 	return c, err
 }
 
-// batchConn is a TCP connection that, while holding, keeps one small write (the
+// Conn is a TCP connection from Listener that, while holding, keeps one small write (the
 // header flush) and sends it together with the next write in one writev. It is used
 // by the one goroutine serving the connection.
-type batchConn struct {
+type Conn struct {
 	*net.TCPConn
 	holding bool
 	buf     *[holdLimit]byte // from heldBufs while holding a write
@@ -56,7 +56,7 @@ type batchConn struct {
 // write worth holding.
 const holdLimit = 4 << 10
 
-func (c *batchConn) Write(p []byte) (int, error) {
+func (c *Conn) Write(p []byte) (int, error) {
 	if !c.holding {
 		return c.TCPConn.Write(p)
 	}
@@ -79,7 +79,7 @@ func (c *batchConn) Write(p []byte) (int, error) {
 // connection would cost 4 KB of memory for each idle keep-alive connection.
 var heldBufs = sync.Pool{New: func() any { return new([holdLimit]byte) }}
 
-func (c *batchConn) putHeld() {
+func (c *Conn) putHeld() {
 	if c.buf != nil {
 		heldBufs.Put(c.buf)
 	}
@@ -87,9 +87,9 @@ func (c *batchConn) putHeld() {
 }
 
 // hold starts holding; release ends it and sends what is still held.
-func (c *batchConn) hold() { c.holding = true }
+func (c *Conn) hold() { c.holding = true }
 
-func (c *batchConn) release() error {
+func (c *Conn) release() error {
 	c.holding = false
 	if c.held == nil {
 		return nil
@@ -103,7 +103,7 @@ func (c *batchConn) release() error {
 // blob.FileSender (the content cache's open files) goes out with sendfile at its own
 // offset, after the held header, which is sent with MSG_MORE so that both share
 // segments.
-func (c *batchConn) ReadFrom(r io.Reader) (int64, error) {
+func (c *Conn) ReadFrom(r io.Reader) (int64, error) {
 	if lr, ok := r.(*io.LimitedReader); ok {
 		if fs, ok := lr.R.(blob.FileSender); ok {
 			n, err := c.sendFile(fs, lr.N)
@@ -118,7 +118,7 @@ func (c *batchConn) ReadFrom(r io.Reader) (int64, error) {
 }
 
 // sendFile sends the held bytes (MSG_MORE) and then n bytes of fs with sendfile.
-func (c *batchConn) sendFile(fs blob.FileSender, n int64) (int64, error) {
+func (c *Conn) sendFile(fs blob.FileSender, n int64) (int64, error) {
 	f, off, advance := fs.SendFile()
 	sock, err := c.TCPConn.SyscallConn()
 	if err != nil {
@@ -171,14 +171,14 @@ func sendStep(sfd, ffd int, held []byte, off *int64, n, sent int64) ([]byte, int
 	return held, sent, true, nil
 }
 
-// connOf returns the batchConn r came over, nil if none or if r is an HTTP/2 stream:
+// ConnOf returns the Conn r came over, nil if none or if r is an HTTP/2 stream:
 // HTTP/2 multiplexes streams over the connection and writes frames from its own
 // goroutine, so holding a write there would mix streams up.
-func connOf(r *http.Request) *batchConn {
+func ConnOf(r *http.Request) *Conn {
 	if r.ProtoMajor != 1 {
 		return nil
 	}
-	bc, _ := r.Context().Value(connKey{}).(*batchConn)
+	bc, _ := r.Context().Value(connKey{}).(*Conn)
 	return bc
 }
 
@@ -193,10 +193,10 @@ func Protocols(h2c bool) *http.Protocols {
 	return p
 }
 
-// readFromBatched sends r through rf (the response's ReadFrom, which writes the
-// header and hands the body to the connection); for a fileSource over a batchConn
+// ReadFromBatched sends r through rf (the response's ReadFrom, which writes the
+// header and hands the body to the connection); for a fileSource over a Conn
 // the header is held and leaves with the first file bytes.
-func readFromBatched(rf io.ReaderFrom, bc *batchConn, r io.Reader, sendfile bool) (int64, error) {
+func ReadFromBatched(rf io.ReaderFrom, bc *Conn, r io.Reader, sendfile bool) (int64, error) {
 	if bc == nil || !sendfile {
 		return rf.ReadFrom(r)
 	}
@@ -208,9 +208,9 @@ func readFromBatched(rf io.ReaderFrom, bc *batchConn, r io.Reader, sendfile bool
 	return n, err
 }
 
-// writeBatched writes p, a whole body in memory, through w; over a batchConn bc the
+// WriteBatched writes p, a whole body in memory, through w; over a Conn bc the
 // header flush and p leave in one writev.
-func writeBatched(w http.ResponseWriter, bc *batchConn, p []byte) (int, error) {
+func WriteBatched(w http.ResponseWriter, bc *Conn, p []byte) (int, error) {
 	if bc == nil || len(p) <= holdLimit {
 		return w.Write(p)
 	}

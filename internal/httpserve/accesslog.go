@@ -1,4 +1,4 @@
-package httpapi
+package httpserve
 
 import (
 	"context"
@@ -29,6 +29,11 @@ type AccessLogConfig struct {
 	ReadsPerSecond int
 }
 
+// DefaultAccessLogConfig is mode on with at most 100 successful reads a second.
+func DefaultAccessLogConfig() AccessLogConfig {
+	return AccessLogConfig{Mode: AccessLogOn, ReadsPerSecond: 100}
+}
+
 // Validate checks c.
 func (c AccessLogConfig) Validate() error {
 	switch c.Mode {
@@ -42,9 +47,9 @@ func (c AccessLogConfig) Validate() error {
 	return nil
 }
 
-// accessLog writes the access log lines. Its counters are shared by all requests:
+// AccessLog writes the access log lines. Its counters are shared by all requests:
 // a request that is not logged costs a few atomic operations and no allocation.
-type accessLog struct {
+type AccessLog struct {
 	log     *slog.Logger
 	mode    string
 	perSec  int64
@@ -53,12 +58,13 @@ type accessLog struct {
 	skipped atomic.Int64 // successful reads left out since the last such line
 }
 
-func newAccessLog(cfg AccessLogConfig, log *slog.Logger) *accessLog {
-	return &accessLog{log: log, mode: cfg.Mode, perSec: int64(cfg.ReadsPerSecond)}
+// NewAccessLog returns the access log for cfg, writing to log.
+func NewAccessLog(cfg AccessLogConfig, log *slog.Logger) *AccessLog {
+	return &AccessLog{log: log, mode: cfg.Mode, perSec: int64(cfg.ReadsPerSecond)}
 }
 
-// request logs a finished request, if the configuration says so.
-func (a *accessLog) request(r *http.Request, id string, status int, bytes int64, start time.Time, d time.Duration) {
+// Request logs a finished request, if the configuration says so.
+func (a *AccessLog) Request(r *http.Request, id string, status int, bytes int64, start time.Time, d time.Duration) {
 	if a.mode == AccessLogOff || (a.mode == AccessLogErrors && status < 400) {
 		return
 	}
@@ -86,7 +92,7 @@ func (a *accessLog) request(r *http.Request, id string, status int, bytes int64,
 
 // takeRead reports whether a successful read that started in second sec may be
 // logged, and how many were skipped before it.
-func (a *accessLog) takeRead(sec int64) (ok bool, skipped int64) {
+func (a *AccessLog) takeRead(sec int64) (ok bool, skipped int64) {
 	if cur := a.sec.Load(); cur < sec && a.sec.CompareAndSwap(cur, sec) {
 		a.used.Store(0) // lines counted between the swap and this store go to the new second: a few more, never fewer
 	}

@@ -1,6 +1,6 @@
 //go:build race
 
-package httpapi
+package httpserve
 
 // raceEnabled: the race detector instruments allocations, so allocation counts are
 // not the product's under -race.

@@ -1,4 +1,4 @@
-package httpapi
+package httpserve
 
 import (
 	"math"
@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Range requests (RFC 9110 §14) are read here before http.ServeContent sees them,
+// Range requests (RFC 9110 §14) are read here (ApplyRange) before http.ServeContent sees them,
 // because ServeContent's parser answers some forms against the RFC: a suffix of 0
 // bytes ("bytes=-0") is served as an empty 206 instead of refused, a unit it does not
 // know ("items=0-1") and a syntax error ("bytes=5-2") get 416 where the header must
@@ -27,7 +27,7 @@ import (
 // Conditional headers keep their RFC 9110 §13.2.2 precedence: ServeContent still
 // evaluates them, and a 416 is made by handing it an unsatisfiable canonical range.
 
-// rangeAction is what serveContent does about a request's Range header.
+// rangeAction is what a content handler does about a request's Range header.
 type rangeAction int
 
 const (
@@ -76,9 +76,9 @@ func planRange(v string, size int64, maxRanges int) rangePlan {
 	return plan
 }
 
-// applyRange rewrites r's Range header so that http.ServeContent answers as planRange
+// ApplyRange rewrites r's Range header so that http.ServeContent answers as planRange
 // decides, ServeContent does the rest.
-func applyRange(r *http.Request, size int64, maxRanges int) {
+func ApplyRange(r *http.Request, size int64, maxRanges int) {
 	v := r.Header.Get("Range")
 	if v == "" {
 		return

@@ -1,4 +1,4 @@
-package httpapi
+package httpserve
 
 import (
 	"bytes"
@@ -7,8 +7,8 @@ import (
 	"testing"
 )
 
-// tcpPair returns a batchConn and the other end of its connection.
-func tcpPair(t *testing.T) (*batchConn, net.Conn) {
+// tcpPair returns a Conn and the other end of its connection.
+func tcpPair(t *testing.T) (*Conn, net.Conn) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -23,7 +23,7 @@ func tcpPair(t *testing.T) (*batchConn, net.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close(); c.Close() })
-	return c.(*batchConn), client
+	return c.(*Conn), client
 }
 
 // Whatever the sizes and order of writes while holding, the bytes arrive complete
