@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Error codes. They cross the wire (HTTP status table in httpapi, later RPC codes):
+// Error codes. They cross the wire (HTTP status table in internal/httpserve, later RPC codes):
 // never rename or reuse one.
 const (
 	EINVALID        = "invalid"           // 400: malformed or out-of-range input

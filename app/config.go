@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/coffer/coffer/httpapi"
+	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/scan/clamd"
@@ -89,7 +89,7 @@ type ClamAVConfig struct {
 // DefaultConfig returns the defaults of `coffer serve`: SQLite and disk blobs in
 // ./data, listening on 127.0.0.1:8000.
 func DefaultConfig() Config {
-	icfg, hcfg, wcfg := imaging.DefaultConfig(), httpapi.DefaultConfig(), webhook.DefaultConfig()
+	icfg, hcfg, wcfg := imaging.DefaultConfig(), hasura.DefaultConfig(), webhook.DefaultConfig()
 	return Config{
 		Listen: "127.0.0.1:8000", DataDir: "./data", S3Region: "us-east-1", S3PathStyle: true,
 		UnauthorizedRole: "public", ShutdownTimeout: 30 * time.Second, SweepInterval: time.Hour,

@@ -12,7 +12,7 @@ import (
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/cache"
-	"github.com/coffer/coffer/httpapi"
+	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/metrics"
@@ -44,18 +44,18 @@ func (s *Main) buildHTTP() error {
 	if err != nil {
 		return err
 	}
-	hcfg := httpapi.DefaultConfig()
+	hcfg := hasura.DefaultConfig()
 	hcfg.PublicURL, hcfg.Version, hcfg.AccessLog = c.PublicURL, c.Version, c.accessLog()
 	hcfg.Metrics, hcfg.MetricsToken, hcfg.MetricsElsewhere = s.newMetrics(), c.MetricsToken, c.MetricsListen != ""
 	if s.parts.HTTP != nil {
 		s.parts.HTTP(&hcfg)
 	}
-	h, err := httpapi.New(hcfg, s.svc, s.authn, signer, s.log)
+	h, err := hasura.New(hcfg, s.svc, s.authn, signer, s.log)
 	if err != nil {
 		return err
 	}
 	// Slow clients: headers must arrive within 10 s; bodies are read and responses
-	// written under per-request deadlines that httpapi sets and extends as bytes move.
+	// written under per-request deadlines that the faces set and extends as bytes move.
 	s.http = &http.Server{
 		Handler:           h,
 		ConnContext:       httpserve.ConnContext,

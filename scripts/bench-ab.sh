@@ -3,7 +3,7 @@
 # machine slows both alike, and prints each run, the median ns/op of each and the
 # throughput ratio B/A (A's ns/op over B's: above 1 means B is faster).
 #   scripts/bench-ab.sh PKG BENCH_A BENCH_B [ROUNDS=6] [BENCHTIME=2s]
-# e.g. scripts/bench-ab.sh ./httpapi 'Get100KBAccess/public$' 'Get100KBAccess/jwt-owner-rule$'
+# e.g. scripts/bench-ab.sh ./api/hasura 'Get100KBAccess/public$' 'Get100KBAccess/jwt-owner-rule$'
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pkg=$1 a=$2 b=$3 rounds=${4:-6} benchtime=${5:-2s}

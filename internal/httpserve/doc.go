@@ -1,5 +1,5 @@
 // Package httpserve is the HTTP serving machinery that every face of coffer shares
-// (today the hasura-storage /v1 face in httpapi; later tus, S3, the console):
+// (today the hasura-storage /v1 face in api/hasura; later tus, S3, the console):
 //
 //   - connections: Listener, ConnContext and Conn send a response's header and body
 //     in one write or with sendfile; Protocols serves HTTP/1.1 and h2c on one port;

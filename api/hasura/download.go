@@ -1,0 +1,161 @@
+package hasura
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/internal/httpserve"
+)
+
+// getFile serves GET and HEAD /v1/files/{id}. HEAD answers from metadata alone.
+func (h *Handler) getFile(w http.ResponseWriter, r *http.Request) {
+	p := principal(r)
+	id := r.PathValue("id")
+	o, err := transformOptions(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if !o.IsZero() {
+		h.serveVariant(w, r, p, id, o)
+		return
+	}
+	if r.Method == http.MethodHead {
+		f, b, err := h.svc.GetFile(r.Context(), p, id)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		h.serveContent(w, r, f, b, sizeOnly(f.Size))
+		return
+	}
+	f, b, rd, err := h.svc.OpenFile(r.Context(), p, id)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	defer rd.Close()
+	h.serveContent(w, r, f, b, seekerOf(rd))
+}
+
+// serveContent sets coffer's headers and lets http.ServeContent do conditional
+// requests (RFC 9110 order), single and multiple ranges and sendfile for disk blobs;
+// the Range header is first brought to coffer's rules (httpserve.ApplyRange).
+func (h *Handler) serveContent(w http.ResponseWriter, r *http.Request, f *coffer.File, b *coffer.Bucket, content io.ReadSeeker) {
+	modtime := fileHeaders(w.Header(), r, f, b)
+	if r.Method != http.MethodHead {
+		extra := time.Duration(f.Size / h.cfg.MinWriteRate * int64(time.Second))
+		setWriteDeadline(w, r, time.Now().Add(h.cfg.WriteTimeout+extra))
+	}
+	httpserve.ApplyRange(r, f.Size, h.cfg.MaxRanges)
+	je := newJSONErrors(w)
+	http.ServeContent(&je, r, "", modtime, content)
+}
+
+// fileHeaders sets a file's response headers, with one allocation for all their
+// value slices, and returns the modification time to hand to http.ServeContent.
+// Unless the request has a date condition, that is the zero time and Last-Modified
+// is set here, formatted without time.Format (which ServeContent would use: slower,
+// with a deep stack that often makes the serving goroutine's stack grow again after
+// a GC shrank it).
+func fileHeaders(hd http.Header, r *http.Request, f *coffer.File, b *coffer.Bucket) time.Time {
+	vals := make([]string, 0, 9)
+	set := func(k, v string) { vals = append(vals, v); hd[k] = vals[len(vals)-1 : len(vals) : len(vals)] }
+	set("Content-Type", f.MimeType)
+	if !coffer.PassiveType(f.MimeType) {
+		set("Content-Security-Policy", sandboxCSP)
+	}
+	set("Etag", f.ETag)
+	if b.CacheControl != "" { // hasura-storage mirrors it for CDNs (Fastly) in Surrogate-Control
+		set("Cache-Control", b.CacheControl)
+		set("Surrogate-Control", b.CacheControl)
+	}
+	set("Surrogate-Key", f.ID) // purge a file from a CDN by its id
+	set("Content-Disposition", contentDisposition(f, b))
+	set("Accept-Ranges", "bytes")
+	modtime := f.UpdatedAt
+	if httpserve.ZeroTime(modtime) || httpserve.HasDateCondition(r.Header) {
+		httpserve.NormalizeDates(r.Header)
+		return modtime
+	}
+	set("Last-Modified", string(httpserve.AppendHTTPDate(make([]byte, 0, 32), modtime)))
+	return time.Time{}
+}
+
+// sandboxCSP is the Content-Security-Policy of every file response whose type is not
+// passive (coffer.PassiveType): the document gets an opaque origin and runs no script,
+// plugin or form (sandbox), loads nothing (default-src 'none') but inline styles and
+// data: images, so HTML and SVG still display as they look. README: "Content types and
+// inline serving".
+const sandboxCSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+// contentDisposition serves script-capable types as attachments unless the bucket
+// allows inline display. Bidirectional controls and invisible characters in names
+// stored before coffer refused them are left out (coffer.StripInvisible).
+func contentDisposition(f *coffer.File, b *coffer.Bucket) string {
+	kind := "inline"
+	if !b.AllowInline && coffer.ActiveType(f.MimeType) {
+		kind = "attachment"
+	}
+	// hasura-storage's form: the whole name, query-escaped, quoted (no allocation when
+	// nothing needs escaping).
+	return kind + `; filename="` + url.QueryEscape(coffer.StripInvisible(f.Name)) + `"`
+}
+
+// seekerOf returns the *os.File under a disk blob so ServeContent can sendfile, else
+// the driver's own reader (blob.Innermost: as before, those bytes are not counted in
+// the blob store's read bytes, like those sent with sendfile).
+func seekerOf(rd blob.Reader) io.ReadSeeker {
+	if of, ok := blob.As[blob.OSFiler](rd); ok {
+		return of.OSFile()
+	}
+	return blob.Innermost(rd)
+}
+
+// sizeOnly is a ReadSeeker of a known size that is never read: HEAD needs no bytes.
+type sizeOnly int64
+
+func (s sizeOnly) Read([]byte) (int, error) { return 0, errors.New("sizeOnly: HEAD must not read") }
+func (s sizeOnly) Seek(off int64, whence int) (int64, error) {
+	if whence == io.SeekEnd {
+		return int64(s) + off, nil
+	}
+	return off, nil
+}
+
+// jsonErrors turns ServeContent's plain-text error responses (416) into the JSON
+// error shape (httpserve.ErrorWriter with writeErrorStatus), and gives 304 and 412
+// answers hasura-storage's headers and no body.
+type jsonErrors struct{ httpserve.ErrorWriter }
+
+// newJSONErrors wraps w for ServeContent or the mux.
+func newJSONErrors(w http.ResponseWriter) jsonErrors {
+	return jsonErrors{httpserve.ErrorWriter{ResponseWriter: w, Encode: writeErrorStatus}}
+}
+
+// WriteHeader applies hasura-storage's headers to 304 and 412, and lets
+// httpserve.ErrorWriter answer other errors as JSON.
+func (j *jsonErrors) WriteHeader(code int) {
+	switch {
+	case code == http.StatusNotModified: // hasura-storage: validators and caching only
+		h := j.Header()
+		h.Del("Content-Disposition")
+		h.Del("Accept-Ranges")
+		h.Del("Surrogate-Key")
+	case code == http.StatusPreconditionFailed && !j.Answered():
+		// hasura-storage: an empty body with the file's ETag and caching headers.
+		h := j.Header()
+		for _, k := range [...]string{"Content-Type", "Content-Disposition", "Accept-Ranges", "Surrogate-Key", "Last-Modified"} {
+			h.Del(k)
+		}
+		h.Set("Content-Length", "0")
+		j.Answer(code)
+		return
+	}
+	j.ErrorWriter.WriteHeader(code)
+}

@@ -1,0 +1,127 @@
+package hasura
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/internal/httpserve"
+)
+
+// ErrorBody is the JSON shape of every error response (hasura-storage's): data is
+// null, as there for every error but a virus.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is the "error" object of an error response.
+type ErrorDetail struct {
+	Data    json.RawMessage `json:"data"`
+	Message string          `json:"message"`
+}
+
+// uploadErrorBody is the shape of a failed upload's answer: hasura-storage adds the
+// files processed before the failure, which for coffer's all-or-nothing uploads is
+// always none.
+type uploadErrorBody struct {
+	Error          ErrorDetail `json:"error"`
+	ProcessedFiles []any       `json:"processedFiles"`
+}
+
+// writeError answers err as JSON. Internal errors are logged with the request id and
+// shown as "internal error".
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := errorAnswer(r, err)
+	writeErrorStatus(w, status, msg)
+}
+
+// errorAnswer returns the status and client-safe message for err, logging internal
+// errors once.
+func errorAnswer(r *http.Request, err error) (int, string) {
+	if status, msg, ok := clientFault(r, err); ok {
+		return status, msg
+	}
+	status := httpserve.StatusOf(err)
+	msg := coffer.ErrorMessage(err)
+	if status >= 500 && !errors.Is(err, imaging.ErrBusy) { // a full image queue is load shedding: the service warns, rate-limited
+		logger(r).Error("request failed", "err", err)
+		if status == http.StatusInternalServerError {
+			msg = "internal error (request id " + requestID(r) + ")"
+		}
+	}
+	return status, msg
+}
+
+// clientFault recognises a request that failed because of its client's connection
+// (httpserve.ClientFault), logging a closed one at debug.
+func clientFault(r *http.Request, err error) (int, string, bool) {
+	var bodyErr error
+	if st := state(r); st != nil {
+		bodyErr = st.body.Err
+	}
+	status, msg, ok := httpserve.ClientFault(r, bodyErr, err)
+	if status == httpserve.StatusClientClosed {
+		logger(r).Debug("client closed request", "err", err, "body_err", bodyErr)
+	}
+	return status, msg, ok
+}
+
+// writeUploadError answers a failed upload in hasura-storage's shape.
+func writeUploadError(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := errorAnswer(r, err)
+	body := uploadErrorBody{Error: ErrorDetail{Data: nullJSON, Message: msg}, ProcessedFiles: []any{}}
+	w.Header().Set("X-Error", sanitizeHeader(msg))
+	writeJSON(w, status, body)
+}
+
+var nullJSON = json.RawMessage("null")
+
+func writeErrorStatus(w http.ResponseWriter, status int, msg string) {
+	h := w.Header()
+	for _, k := range []string{"Etag", "Last-Modified", "Cache-Control", "Content-Disposition", "Content-Encoding", "Accept-Ranges"} {
+		h.Del(k)
+	}
+	if status != http.StatusRequestedRangeNotSatisfiable {
+		h.Del("Content-Range")
+	}
+	h.Set("Content-Type", "application/json")
+	h.Set("X-Error", sanitizeHeader(msg))
+	body := ErrorBody{Error: ErrorDetail{Data: nullJSON, Message: msg}}
+	b, _ := json.Marshal(body)
+	h.Set("Content-Length", itoa(len(b)+1))
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // URLs keep their '&'
+	if err := enc.Encode(v); err != nil {
+		slog.Error("json encode", "err", err)
+		writeErrorStatus(w, http.StatusInternalServerError, "internal error")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", itoa(buf.Len()))
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// sanitizeHeader keeps a message safe for a header value.
+func sanitizeHeader(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c < 0x20 || c == 0x7f {
+			b[i] = ' '
+		}
+	}
+	if len(b) > 200 {
+		b = b[:200]
+	}
+	return string(b)
+}
