@@ -77,3 +77,24 @@ func RunNamesUpgrade(t *testing.T, open func(t *testing.T) Migrator, downgrade f
 	_, _, _, err := putNamed(t, s, coffer.DefaultBucketID, "dup", meta.Precondition{IfNoneMatch: "*"})
 	wantCode(t, err, coffer.EPRECONDITION)
 }
+
+// Open opens a store with the driver's open function, fails t if that fails, and
+// closes the store when t ends: the one way the driver tests get a handle.
+func Open[S Migrator](t *testing.T, open func(context.Context, string) (S, error), dsn string) S {
+	t.Helper()
+	s, err := open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// Migrated migrates s, failing t if that fails, and returns it.
+func Migrated(t *testing.T, s Migrator) meta.Store {
+	t.Helper()
+	if err := s.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}

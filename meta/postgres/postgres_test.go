@@ -14,24 +14,12 @@ var (
 	freshSchema = pgtest.FreshSchema
 )
 
-func open(t *testing.T, u string) *postgres.Store {
-	t.Helper()
-	s, err := postgres.Open(t.Context(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}
+func open(t *testing.T, u string) *postgres.Store { return metatest.Open(t, postgres.Open, u) }
 
 func TestConformance(t *testing.T) {
 	base := databaseURL(t)
 	metatest.Run(t, func(t *testing.T) meta.Store {
-		s := open(t, freshSchema(t, base))
-		if err := s.Migrate(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		return s
+		return metatest.Migrated(t, open(t, freshSchema(t, base)))
 	})
 }
 

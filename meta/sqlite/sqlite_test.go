@@ -12,23 +12,11 @@ import (
 	"github.com/coffer/coffer/meta/sqlite"
 )
 
-func open(t *testing.T, path string) *sqlite.Store {
-	t.Helper()
-	s, err := sqlite.Open(t.Context(), path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
-}
+func open(t *testing.T, path string) *sqlite.Store { return metatest.Open(t, sqlite.Open, path) }
 
 func TestConformance(t *testing.T) {
 	metatest.Run(t, func(t *testing.T) meta.Store {
-		s := open(t, filepath.Join(t.TempDir(), "coffer.db"))
-		if err := s.Migrate(t.Context()); err != nil {
-			t.Fatal(err)
-		}
-		return s
+		return metatest.Migrated(t, open(t, filepath.Join(t.TempDir(), "coffer.db")))
 	})
 }
 
