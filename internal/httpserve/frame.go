@@ -34,9 +34,9 @@ type Frame struct {
 	Access *AccessLog
 	// Begin, when set, starts a request's metrics and returns their end.
 	Begin func() func(route, method string, status int, d time.Duration, in, out int64)
-	// Slow clients: a request body read stalls at most ReadIdleTimeout (0: no limit);
-	// a response must be written within WriteTimeout of its first byte, plus its size
-	// at MinWriteRate bytes a second when a handler says so (AllowWrite).
+	// Slow clients: a request body read stalls at most ReadIdleTimeout; a response
+	// must be written within WriteTimeout of its first byte, plus its size at
+	// MinWriteRate bytes a second when a handler says so (AllowWrite). 0: no limit.
 	ReadIdleTimeout time.Duration
 	WriteTimeout    time.Duration
 	MinWriteRate    int64
@@ -122,8 +122,12 @@ func (f *Frame) begin(w http.ResponseWriter, r *http.Request) (*State, *http.Req
 }
 
 // AllowWrite gives r's response, of size bytes, WriteTimeout plus size at
-// MinWriteRate (none if MinWriteRate is not positive) to be written, from now.
+// MinWriteRate (nothing for the size if MinWriteRate is 0) to be written, from now.
+// Without a WriteTimeout there is no limit to extend.
 func (f *Frame) AllowWrite(w http.ResponseWriter, r *http.Request, size int64) {
+	if f.WriteTimeout <= 0 {
+		return
+	}
 	var extra time.Duration
 	if f.MinWriteRate > 0 {
 		extra = time.Duration(size / f.MinWriteRate * int64(time.Second))

@@ -189,3 +189,19 @@ func TestSetWriteDeadlineOutsideFrame(t *testing.T) {
 		t.Errorf("past deadline: answered %d %q", resp.StatusCode, b)
 	}
 }
+
+// A Frame without timeouts sets no deadline: its answers go out whenever written.
+func TestFrameNoTimeouts(t *testing.T) {
+	mux := http.NewServeMux()
+	httpserve.RouteMux{ServeMux: mux}.HandleFunc("GET /late", func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(50 * time.Millisecond)
+		_, _ = io.WriteString(w, "late")
+	})
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv := httptest.NewServer(&httpserve.Frame{Routes: mux, Encode: encodeText, IDs: httpserve.NewIDs(), Log: log,
+		Access: httpserve.NewAccessLog(httpserve.AccessLogConfig{Mode: httpserve.AccessLogOff}, log)})
+	defer srv.Close()
+	if resp, body := frameGet(t, srv, "GET", "/late", "", false); resp.StatusCode != 200 || body != "late" {
+		t.Errorf("%d %q", resp.StatusCode, body)
+	}
+}
