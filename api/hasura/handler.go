@@ -92,6 +92,11 @@ func New(cfg Config, svc *service.Service, authn *auth.Authenticator, signer *au
 // ServeHTTP serves r through the face's httpserve.Frame.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.frame.ServeHTTP(w, r) }
 
+// Prefixes are the paths the face answers on the port it shares with other faces
+// (api.Router, where it is also the fallback): the /v1 API, the health check and the
+// metrics.
+func (h *Handler) Prefixes() []string { return []string{"/v1/", "/healthz", "/metrics"} }
+
 func (h *Handler) routes() {
 	m := httpserve.RouteMux{ServeMux: h.mux}
 	m.HandleFunc("GET /healthz", h.healthz)
