@@ -17,7 +17,8 @@ import (
 // Before runs (the face's authentication) and Routes route the request; the routes'
 // own 404 and 405 answers are written with Encode.
 //
-// A face sets every field but Before and Begin, and serves through the Frame:
+// A face sets Routes, Encode, IDs, Log and Access (the others are optional) before
+// serving through the Frame, and changes none of them after:
 //
 //	f := &httpserve.Frame{Routes: mux, Before: authenticate, Encode: encodeXML, IDs: ids,
 //		Log: log, Access: access, WriteTimeout: time.Minute, MinWriteRate: 64 << 10}
@@ -36,7 +37,8 @@ type Frame struct {
 	Begin func() func(route, method string, status int, d time.Duration, in, out int64)
 	// Slow clients: a request body read stalls at most ReadIdleTimeout; a response
 	// must be written within WriteTimeout of its first byte, plus its size at
-	// MinWriteRate bytes a second when a handler says so (AllowWrite). 0: no limit.
+	// MinWriteRate bytes a second when a handler says so (AllowWrite). A zero
+	// timeout is no limit; a zero MinWriteRate gives no more time for the size.
 	ReadIdleTimeout time.Duration
 	WriteTimeout    time.Duration
 	MinWriteRate    int64
