@@ -9,10 +9,11 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/coffer/coffer/api"
+	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/cache"
-	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/metrics"
@@ -54,10 +55,16 @@ func (s *Main) buildHTTP() error {
 	if err != nil {
 		return err
 	}
+	// The faces on the API port. hasura comes first: it also answers every path no
+	// face claims. A new face is built above and passed here as one more argument.
+	router, err := api.New(h)
+	if err != nil {
+		return err
+	}
 	// Slow clients: headers must arrive within 10 s; bodies are read and responses
 	// written under per-request deadlines that the faces set and extends as bytes move.
 	s.http = &http.Server{
-		Handler:           h,
+		Handler:           router,
 		ConnContext:       httpserve.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
@@ -100,7 +107,8 @@ func (s *Main) Listen() error {
 	return nil
 }
 
-// Handler returns the API's handler (tests call it without a connection).
+// Handler returns the API port's handler, the router of its faces (tests call it
+// without a connection, or add a face to it with api.New).
 func (s *Main) Handler() http.Handler { return s.http.Handler }
 
 // Service returns the service the API serves.

@@ -49,8 +49,7 @@ func (h *Handler) getFile(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) serveContent(w http.ResponseWriter, r *http.Request, f *coffer.File, b *coffer.Bucket, content io.ReadSeeker) {
 	modtime := fileHeaders(w.Header(), r, f, b)
 	if r.Method != http.MethodHead {
-		extra := time.Duration(f.Size / h.cfg.MinWriteRate * int64(time.Second))
-		setWriteDeadline(w, r, time.Now().Add(h.cfg.WriteTimeout+extra))
+		h.frame.AllowWrite(w, r, f.Size)
 	}
 	httpserve.ApplyRange(r, f.Size, h.cfg.MaxRanges)
 	je := newJSONErrors(w)

@@ -60,8 +60,8 @@ func errorAnswer(r *http.Request, err error) (int, string) {
 // (httpserve.ClientFault), logging a closed one at debug.
 func clientFault(r *http.Request, err error) (int, string, bool) {
 	var bodyErr error
-	if st := state(r); st != nil {
-		bodyErr = st.body.Err
+	if st := httpserve.StateOf(r); st != nil {
+		bodyErr = st.Body.Err
 	}
 	status, msg, ok := httpserve.ClientFault(r, bodyErr, err)
 	if status == httpserve.StatusClientClosed {

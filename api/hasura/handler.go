@@ -68,11 +68,9 @@ type Handler struct {
 	signer *auth.Signer
 	log    *slog.Logger
 	mux    *http.ServeMux
-	root   http.Handler
-	ids    *httpserve.IDs
+	frame  *httpserve.Frame // serves every request: see newFrame
 	// publicHost is PublicURL's host[:port], the host presigned URLs sign.
 	publicHost string
-	access     *httpserve.AccessLog
 }
 
 // New returns the API handler.
@@ -85,17 +83,22 @@ func New(cfg Config, svc *service.Service, authn *auth.Authenticator, signer *au
 	if err != nil || pu.Host == "" {
 		return nil, coffer.Errorf(coffer.EINVALID, "public URL %q has no host", cfg.PublicURL)
 	}
-	h := &Handler{cfg: cfg, svc: svc, authn: authn, signer: signer, log: log, mux: http.NewServeMux(), ids: httpserve.NewIDs(),
-		publicHost: pu.Host, access: httpserve.NewAccessLog(cfg.AccessLog, log)}
+	h := &Handler{cfg: cfg, svc: svc, authn: authn, signer: signer, log: log, mux: http.NewServeMux(), publicHost: pu.Host}
 	h.routes()
-	h.root = h.wrap()
+	h.frame = h.newFrame()
 	return h, nil
 }
 
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.root.ServeHTTP(w, r) }
+// ServeHTTP serves r through the face's httpserve.Frame.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.frame.ServeHTTP(w, r) }
+
+// Prefixes are the paths the face answers on the port it shares with other faces
+// (api.Router, where it is also the fallback): the /v1 API, the health check and the
+// metrics.
+func (h *Handler) Prefixes() []string { return []string{"/v1/", "/healthz", "/metrics"} }
 
 func (h *Handler) routes() {
-	m := routeMux{h.mux}
+	m := httpserve.RouteMux{ServeMux: h.mux}
 	m.HandleFunc("GET /healthz", h.healthz)
 	m.HandleFunc("GET /v1/version", h.version)
 	m.HandleFunc("GET /v1/openapi.yaml", h.openapi)
@@ -139,21 +142,6 @@ func (h *Handler) routes() {
 	m.HandleFunc("POST /v1/ops/list-not-uploaded", h.listNotUploaded)
 	m.HandleFunc("POST /v1/ops/sweep", h.sweep)
 	m.HandleFunc("GET /v1/ops/virus-rejections", h.listVirusRejections)
-}
-
-// routeMux registers handlers that record their route pattern for the middleware,
-// so each request is routed once: the mux's own answers (404, 405, redirects) are the
-// requests without a route.
-type routeMux struct{ *http.ServeMux }
-
-func (m routeMux) HandleFunc(pattern string, fn http.HandlerFunc) {
-	m.ServeMux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		if st := state(r); st != nil {
-			st.route = r.Pattern
-			w = &st.sw // the middleware's writer, without its wrapper for the mux's answers
-		}
-		fn(w, r)
-	})
 }
 
 func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) {

@@ -3,10 +3,13 @@
 //
 //   - connections: Listener, ConnContext and Conn send a response's header and body
 //     in one write or with sendfile; Protocols serves HTTP/1.1 and h2c on one port;
-//   - requests: IDs makes request ids, Body counts request bytes under an idle read
-//     deadline, Writer records status and size, sets the write deadline and sends
-//     Server-Timing, WriteFrom writes bodies without copies where it can, and
-//     Ending.Finish ends a request (panic recovery, metrics, AccessLog);
+//   - requests: Frame is the per-request skeleton a face serves its routes in (a
+//     RouteMux's): it makes each request's State (its context: id, logger, principal
+//     slot, Writer, Body) and runs the face's hook before routing. IDs makes request
+//     ids, Body counts request bytes under an idle read deadline, Writer records
+//     status and size, sets the write deadline (AllowWrite extends it by a response's
+//     size) and sends Server-Timing, WriteFrom writes bodies without copies where it
+//     can, and Ending.Finish ends a request (panic recovery, metrics, AccessLog);
 //   - content: ApplyRange reads Range headers by RFC 9110 before http.ServeContent,
 //     NormalizeDates and AppendHTTPDate handle its conditional dates;
 //   - errors: ErrorWriter answers the plain-text errors of handlers a face does not

@@ -28,7 +28,8 @@ type Writer struct {
 }
 
 // Init sets s up in place for r's response through w, begun at start, to be written
-// within writeTimeout of its first byte unless SetDeadline says otherwise.
+// within writeTimeout of its first byte (0: no limit) unless SetDeadline says
+// otherwise.
 func (s *Writer) Init(w http.ResponseWriter, r *http.Request, start time.Time, writeTimeout time.Duration) {
 	*s = Writer{ResponseWriter: w, Start: start, conn: ConnOf(r), writeTimeout: writeTimeout}
 }
@@ -40,7 +41,7 @@ func (s *Writer) headers(code int) {
 	}
 	s.Status = code
 	now := time.Now()
-	if s.deadline.IsZero() {
+	if s.deadline.IsZero() && s.writeTimeout > 0 {
 		s.deadline = now.Add(s.writeTimeout)
 	}
 	s.ApplyDeadline()

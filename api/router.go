@@ -1,0 +1,103 @@
+// Package api composes coffer's faces (the APIs it speaks: hasura-storage's /v1
+// today, later tus, S3, the console) on one port. Each face is a package under api/
+// with its own routes, credentials and error bodies, serving its requests in its own
+// httpserve.Frame (request ids, logs, metrics, recovery, deadlines); Router only
+// chooses the face by path.
+//
+// Adding a face is a new package under api/ whose handler has a Prefixes method (it
+// is a Face), and one argument more where app builds the router (buildHTTP in
+// app/serve.go):
+//
+//	router, err := api.New(hasuraFace, tusFace)
+//
+// A tenant-aware router (issue 19: the tenant is resolved from the Host before the
+// face) wraps or replaces Router without changing it, as Router keeps no
+// per-request state and dispatches by path alone: a tenant.Router resolves r.Host,
+// then hands the request either to that tenant's own *Router (faces built with the
+// tenant's settings, held in a map by host: no allocation more per request) or to
+// one shared Router after putting the tenant where the faces' Frame hook reads it.
+package api
+
+import (
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/coffer/coffer"
+)
+
+// Face is one API on the shared port: a handler and the path prefixes it answers.
+// A prefix ending in "/" claims every path under it ("/v1/"); any other prefix
+// claims that exact path ("/healthz").
+type Face interface {
+	http.Handler
+	Prefixes() []string
+}
+
+// Router dispatches each request to the face with the longest prefix matching its
+// path, and every path no face claims to the fallback face, so that their answers
+// (a 404 in the fallback's own error body) are the fallback's. It allocates nothing
+// per request. Paths are matched as sent: a face whose routes are a ServeMux
+// redirects an unclean path ("/v1/../x") to its clean form, which is routed again.
+type Router struct {
+	routes   []route // longest prefix first
+	fallback http.Handler
+	prefixes []string // every face's, for Prefixes
+}
+
+// route is one prefix of a face.
+type route struct {
+	prefix  string
+	subtree bool // the prefix ends in "/": it claims the paths under it
+	face    http.Handler
+}
+
+var _ Face = (*Router)(nil)
+
+// New returns the router of fallback, which also answers the paths no face claims,
+// and faces. It returns EINVALID if a prefix does not begin with "/" or two faces
+// claim the same one.
+func New(fallback Face, faces ...Face) (*Router, error) {
+	if fallback == nil {
+		return nil, coffer.Errorf(coffer.EINVALID, "the router needs a fallback face")
+	}
+	rt := &Router{fallback: fallback}
+	seen := map[string]bool{}
+	for _, f := range append([]Face{fallback}, faces...) {
+		for _, p := range f.Prefixes() {
+			if !strings.HasPrefix(p, "/") {
+				return nil, coffer.Errorf(coffer.EINVALID, "face prefix %q must begin with /", p)
+			}
+			if seen[p] {
+				return nil, coffer.Errorf(coffer.EINVALID, "two faces claim the prefix %q", p)
+			}
+			seen[p] = true
+			rt.routes = append(rt.routes, route{prefix: p, subtree: strings.HasSuffix(p, "/"), face: f})
+			rt.prefixes = append(rt.prefixes, p)
+		}
+	}
+	sort.SliceStable(rt.routes, func(i, j int) bool { return len(rt.routes[i].prefix) > len(rt.routes[j].prefix) })
+	return rt, nil
+}
+
+// ServeHTTP serves r with the face its path belongs to.
+func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rt.Face(r.URL.Path).ServeHTTP(w, r)
+}
+
+// Face returns the handler of the face that path belongs to: the one with the
+// longest prefix claiming it, else the fallback.
+func (rt *Router) Face(path string) http.Handler {
+	for i := range rt.routes {
+		rte := &rt.routes[i]
+		if rte.subtree && strings.HasPrefix(path, rte.prefix) || path == rte.prefix {
+			return rte.face
+		}
+	}
+	return rt.fallback
+}
+
+// Prefixes returns every prefix the router's faces claim, so that a router can be
+// a face of another (a tenant's router inside a tenant-aware one, or tests adding a
+// face to coffer's own).
+func (rt *Router) Prefixes() []string { return rt.prefixes }
