@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/internal/timing"
@@ -20,6 +21,10 @@ type Variant struct {
 	ETag       string // derived from the source's etag and the canonical parameters
 	VaryAccept bool   // the format followed the Accept header
 }
+
+// Reader returns a reader of the variant's bytes, named key in its Attrs, that hands
+// them out without copying (NextBytes) so a server can send them in one write.
+func (v *Variant) Reader(key string) Reader { return blob.BytesReader(key, v.Data) }
 
 // UseImages installs the image engine (before serving). Without one, transform
 // requests answer ENOTIMPLEMENTED.

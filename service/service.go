@@ -104,8 +104,12 @@ func New(cfg Config, m meta.Store, b *blob.Store, log *slog.Logger) (*Service, e
 	return s, nil
 }
 
-// Meta returns the metadata store (for health checks).
-func (s *Service) Meta() meta.Store { return s.meta }
+// Reader is an open file's contents: a blob reader, named here so that faces need
+// not import the blob package.
+type Reader = blob.Reader
+
+// Ping returns an error if the metadata store does not answer (health checks).
+func (s *Service) Ping(ctx context.Context) error { return s.meta.Ping(ctx) }
 
 // Content returns the hot-content cache (for metrics).
 func (s *Service) Content() *cache.Content { return s.content }
