@@ -239,7 +239,7 @@ func TestWebhooksOffAnswer501(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := service.New(service.DefaultConfig(), m, blob.New(d), slog.New(slog.DiscardHandler))
+	svc, err := service.New(service.DefaultConfig(), m, blob.New(d), service.Caches{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
