@@ -9,10 +9,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/cache"
-	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/metrics"

@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/blob/fsblob"
-	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/meta/sqlite"
 	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/webhook"
