@@ -63,10 +63,11 @@ func (s *Main) build(ctx context.Context) error {
 	c := s.cfg
 	scfg := service.DefaultConfig()
 	scfg.StaleUploadAfter, scfg.SingleNode = c.StaleUploadAfter, c.UsesSQLite()
-	scfg.Content = cache.ContentConfig{MaxBytes: c.ContentCacheSize, MaxFile: c.ContentCacheMax}
-	scfg.Variants.MaxBytes, scfg.Variants.MaxPerFile = c.VariantCacheSize, c.VariantsPerFile
 	scfg.HideForbidden = c.Compat.HideForbidden
-	svc, err := service.New(scfg, s.st.meta, s.st.blobs, s.log)
+	if err := s.st.cacheBlobs(c, s.log); err != nil {
+		return err
+	}
+	svc, err := service.New(scfg, s.st.meta, s.st.blobs, service.Caches{Content: s.st.content, Variants: s.st.variants}, s.log)
 	if err != nil {
 		return err
 	}

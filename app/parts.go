@@ -1,8 +1,8 @@
 package app
 
 import (
-	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/api/hasura"
+	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/webhook"
 )

@@ -85,7 +85,7 @@ func (s *Main) buildHTTP() error {
 func (s *Main) newMetrics() *metrics.Metrics {
 	m := metrics.New()
 	pool := s.images.Pool()
-	m.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: s.svc.Content(), Variants: s.svc.Variants(),
+	m.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: s.st.content, Variants: s.st.variants,
 		Blobs: s.st.blobs, Bus: s.bus, Webhooks: &s.webhooks.Stats, Images: func() (int, int) { return pool.Queued(), pool.Busy() },
 		ImageWorkerStarts: workerStarts(s.images)})
 	return m

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -18,13 +19,16 @@ import (
 )
 
 // stores are the opened backends. meta is the cached, counted store the service uses;
-// db counts the calls that reach the database under the cache.
+// db counts the calls that reach the database under the cache. content and variants
+// are the caches the service reads blobs and transformed images through.
 type stores struct {
-	meta  meta.Store
-	db    *meta.Counting
-	cache *cache.Meta
-	blobs *blob.Store
-	lock  *os.File
+	meta     meta.Store
+	db       *meta.Counting
+	cache    *cache.Meta
+	blobs    *blob.Store
+	content  *cache.Content
+	variants *cache.Variants
+	lock     *os.File
 	// outbox is the database's webhook outbox (the uncached store).
 	outbox meta.Outbox
 	// rejections records uploads refused by the virus scanner (the uncached store).
@@ -145,6 +149,20 @@ func (st *stores) cacheMeta(c *Config) error {
 	}
 	st.meta = st.cache
 	return nil
+}
+
+// cacheBlobs builds the hot-content and transformed-variant caches over the blob
+// store.
+func (st *stores) cacheBlobs(c *Config, log *slog.Logger) error {
+	var err error
+	st.content, err = cache.NewContent(st.blobs, cache.ContentConfig{MaxBytes: c.ContentCacheSize, MaxFile: c.ContentCacheMax})
+	if err != nil {
+		return err
+	}
+	vcfg := cache.DefaultVariantConfig()
+	vcfg.MaxBytes, vcfg.MaxPerFile = c.VariantCacheSize, c.VariantsPerFile
+	st.variants, err = cache.NewVariants(st.blobs, vcfg, log)
+	return err
 }
 
 // openBlobs opens the blob store: S3 with an endpoint, else the data dir's disk.

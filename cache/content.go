@@ -1,7 +1,6 @@
 package cache
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -124,7 +123,7 @@ func (c *Content) Open(ctx context.Context, key string, size int64) (r blob.Read
 // reader returns a reader of e, the cache's entry for key.
 func (c *Content) reader(ctx context.Context, key string, e *entry, hit bool) (blob.Reader, bool, error) {
 	if e.f == nil {
-		return BytesReader(key, e.b), hit, nil
+		return blob.BytesReader(key, e.b), hit, nil
 	}
 	if !e.f.acquire() { // evicted and closed since Get: open it again
 		r, err := c.blobs.Open(ctx, key)
@@ -183,33 +182,4 @@ func (c *Content) keepOpen(r blob.Reader, f *os.File, size int64) (*entry, error
 		return nil, coffer.Internal(err, "read blob")
 	}
 	return &entry{f: sf}, nil
-}
-
-// BytesReader returns a blob reader over b, which must not change. It hands out its
-// bytes without copying (NextBytes), so servers can send them in one write.
-func BytesReader(key string, b []byte) blob.Reader {
-	m := &memReader{b: b, key: key} // one allocation: the bytes.Reader is inside
-	m.Reader.Reset(b)
-	return m
-}
-
-// memReader is a blob in memory.
-type memReader struct {
-	bytes.Reader
-	b   []byte
-	key string
-}
-
-// NextBytes returns the next n bytes (fewer at the end) without copying and moves
-// past them, so a server can write cached contents in one call.
-func (m *memReader) NextBytes(n int64) []byte {
-	pos := m.Reader.Size() - int64(m.Reader.Len())
-	end := min(pos+max(n, 0), int64(len(m.b)))
-	_, _ = m.Reader.Seek(end, io.SeekStart)
-	return m.b[pos:end]
-}
-
-func (m *memReader) Close() error { return nil }
-func (m *memReader) Attrs() blob.Attrs {
-	return blob.Attrs{Key: m.key, Size: m.Reader.Size()}
 }

@@ -34,13 +34,14 @@ func (c MetaConfig) Validate() error {
 }
 
 // Meta is a meta.Store that answers GetFile (uploaded files only) and GetBucket from
-// memory. Every other method goes to the wrapped store; the writes among them
+// memory. Every other method goes to the wrapped store (each written out: a method
+// added to meta.Store does not compile here until it is); the writes among them
 // invalidate what they change. A load racing with an invalidation of its key is
 // discarded (otter guarantees it), and one racing with a Flush is dropped by its
 // caller (flushes counts them: otter's InvalidateAll leaves loads in flight alone),
 // so a cache never keeps a row older than the newest invalidation.
 type Meta struct {
-	meta.Store
+	store   meta.Store // the wrapped store: not embedded, so every method is written out
 	flushes atomic.Uint64
 	files   *otter.Cache[string, *coffer.File]
 	buckets *otter.Cache[string, *coffer.Bucket]
@@ -59,7 +60,7 @@ func NewMeta(s meta.Store, cfg MetaConfig) (*Meta, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Meta{Store: s, fstats: stats.NewCounter(), bstats: stats.NewCounter()}
+	m := &Meta{store: s, fstats: stats.NewCounter(), bstats: stats.NewCounter()}
 	m.fileLoader = otter.LoaderFunc[string, *coffer.File](m.loadFile)
 	m.bucketLoader = otter.LoaderFunc[string, *coffer.Bucket](m.loadBucket)
 	var err error
@@ -80,7 +81,7 @@ func NewMeta(s meta.Store, cfg MetaConfig) (*Meta, error) {
 }
 
 // Unwrap returns the wrapped store (for optional capabilities such as Migrate).
-func (m *Meta) Unwrap() meta.Store { return m.Store }
+func (m *Meta) Unwrap() meta.Store { return m.store }
 
 // OnRulesChanged sets fn to run when the rules document changes (through this store or,
 // via Invalidate, another node) or the cache is flushed: the service reloads its
@@ -99,7 +100,7 @@ func (notUploaded) Error() string { return "file not uploaded" }
 
 // loadFile is the file loader: uploaded rows are cached, others passed through.
 func (m *Meta) loadFile(ctx context.Context, id string) (*coffer.File, error) {
-	f, err := m.Store.GetFile(ctx, id)
+	f, err := m.store.GetFile(ctx, id)
 	switch {
 	case coffer.ErrorCode(err) == coffer.ENOTFOUND:
 		return nil, otter.ErrNotFound
@@ -113,7 +114,7 @@ func (m *Meta) loadFile(ctx context.Context, id string) (*coffer.File, error) {
 
 // loadBucket is the bucket loader.
 func (m *Meta) loadBucket(ctx context.Context, id string) (*coffer.Bucket, error) {
-	b, err := m.Store.GetBucket(ctx, id)
+	b, err := m.store.GetBucket(ctx, id)
 	if coffer.ErrorCode(err) == coffer.ENOTFOUND {
 		return nil, otter.ErrNotFound
 	}
@@ -124,7 +125,7 @@ func (m *Meta) loadBucket(ctx context.Context, id string) (*coffer.Bucket, error
 func (m *Meta) GetFile(ctx context.Context, id string) (*coffer.File, error) {
 	key, ok := meta.FileID(id)
 	if !ok {
-		return m.Store.GetFile(ctx, id)
+		return m.store.GetFile(ctx, id)
 	}
 	flushes := m.flushes.Load()
 	f, err := m.files.Get(ctx, key, m.fileLoader)
@@ -136,7 +137,7 @@ func (m *Meta) GetFile(ctx context.Context, id string) (*coffer.File, error) {
 	case errors.As(err, &nu):
 		return nu.f, nil
 	case errors.Is(err, otter.ErrNotFound):
-		return m.Store.GetFile(ctx, key) // the store's own ENOTFOUND error
+		return m.store.GetFile(ctx, key) // the store's own ENOTFOUND error
 	case err != nil:
 		return nil, err
 	}
@@ -152,7 +153,7 @@ func (m *Meta) GetBucket(ctx context.Context, id string) (*coffer.Bucket, error)
 		m.buckets.Invalidate(id)
 	}
 	if errors.Is(err, otter.ErrNotFound) {
-		return m.Store.GetBucket(ctx, id) // the store's own ENOTFOUND error
+		return m.store.GetBucket(ctx, id) // the store's own ENOTFOUND error
 	}
 	if err != nil {
 		return nil, err
@@ -212,29 +213,29 @@ func (m *Meta) dropFile(id string) {
 
 func (m *Meta) CreateBucket(ctx context.Context, b *coffer.Bucket) error {
 	defer m.buckets.Invalidate(b.ID)
-	return m.Store.CreateBucket(ctx, b)
+	return m.store.CreateBucket(ctx, b)
 }
 
 func (m *Meta) UpdateBucket(ctx context.Context, id string, u coffer.BucketUpdate) (*coffer.Bucket, error) {
 	defer m.buckets.Invalidate(id)
-	return m.Store.UpdateBucket(ctx, id, u)
+	return m.store.UpdateBucket(ctx, id, u)
 }
 
 func (m *Meta) DeleteBucket(ctx context.Context, id string) error {
 	defer m.buckets.Invalidate(id)
-	return m.Store.DeleteBucket(ctx, id)
+	return m.store.DeleteBucket(ctx, id)
 }
 
 func (m *Meta) BeginUpload(ctx context.Context, blobKey string, f *coffer.File) error {
 	if f != nil {
 		defer m.dropFile(f.ID)
 	}
-	return m.Store.BeginUpload(ctx, blobKey, f)
+	return m.store.BeginUpload(ctx, blobKey, f)
 }
 
 func (m *Meta) CommitUpload(ctx context.Context, id, blobKey string, u coffer.FileUpdate) (*coffer.File, *coffer.File, error) {
 	defer m.dropFile(id)
-	return m.Store.CommitUpload(ctx, id, blobKey, u)
+	return m.store.CommitUpload(ctx, id, blobKey, u)
 }
 
 func (m *Meta) CreateFiles(ctx context.Context, files []*coffer.File) error {
@@ -243,28 +244,28 @@ func (m *Meta) CreateFiles(ctx context.Context, files []*coffer.File) error {
 			m.dropFile(f.ID)
 		}
 	}()
-	return m.Store.CreateFiles(ctx, files)
+	return m.store.CreateFiles(ctx, files)
 }
 
 func (m *Meta) UpdateFile(ctx context.Context, id string, u coffer.FileUpdate) (*coffer.File, error) {
 	defer m.dropFile(id)
-	return m.Store.UpdateFile(ctx, id, u)
+	return m.store.UpdateFile(ctx, id, u)
 }
 
 func (m *Meta) DeleteFile(ctx context.Context, id string) (*coffer.File, error) {
 	defer m.dropFile(id)
-	return m.Store.DeleteFile(ctx, id)
+	return m.store.DeleteFile(ctx, id)
 }
 
 // GetFileByName always asks the store: the cache is keyed by file id, and a name's
 // file changes with every create, replace, rename or delete.
 func (m *Meta) GetFileByName(ctx context.Context, bucket, name string) (*coffer.File, error) {
-	return m.Store.GetFileByName(ctx, bucket, name)
+	return m.store.GetFileByName(ctx, bucket, name)
 }
 
 // PutFileByName drops the replaced (or created) row by id once the store wrote it.
 func (m *Meta) PutFileByName(ctx context.Context, f *coffer.File, p meta.Precondition) (*coffer.File, *coffer.File, error) {
-	before, after, err := m.Store.PutFileByName(ctx, f, p)
+	before, after, err := m.store.PutFileByName(ctx, f, p)
 	if after != nil {
 		m.dropFile(after.ID)
 	}

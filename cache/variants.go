@@ -3,8 +3,6 @@ package cache
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
@@ -12,6 +10,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/imaging"
 	"github.com/maypok86/otter/v2"
 	"github.com/maypok86/otter/v2/stats"
 )
@@ -37,9 +36,6 @@ func (c VariantConfig) Validate() error {
 	}
 	return nil
 }
-
-// VariantPrefix starts every persisted variant's blob key: "v/<file id>/<hash>".
-const VariantPrefix = "v/"
 
 // Variants caches transformed images. An entry is keyed by file id, the source's
 // etag and the canonical transform parameters, so a replaced file (new etag) never
@@ -76,26 +72,11 @@ func NewVariants(blobs *blob.Store, cfg VariantConfig, log *slog.Logger) (*Varia
 // Stats returns the memory tier's hits, misses and evictions.
 func (v *Variants) Stats() stats.Stats { return v.stats.Snapshot() }
 
-// VariantTag returns the ETag of a variant: derived from the source's etag and the
-// canonical parameters, so it changes when either does.
-func VariantTag(etag, canonical string) string {
-	return `"` + variantHash(etag, canonical) + `"`
-}
-
-func variantHash(etag, canonical string) string {
-	h := sha256.Sum256([]byte(etag + "\n" + canonical))
-	return hex.EncodeToString(h[:16])
-}
-
-func variantKey(fileID, etag, canonical string) string {
-	return VariantPrefix + fileID + "/" + variantHash(etag, canonical)
-}
-
 // Get returns the variant of file (fileID, etag) for the canonical parameters, from
 // memory, else from the blob store, else made by produce and stored in both. where says
 // which: "memory", "store" or "made". Concurrent misses of one variant make it once.
 func (v *Variants) Get(ctx context.Context, fileID, etag, canonical string, produce func(context.Context) ([]byte, error)) (data []byte, where string, err error) {
-	key := variantKey(fileID, etag, canonical)
+	key := imaging.VariantKey(fileID, etag, canonical)
 	if v.mem == nil {
 		return v.load(ctx, key, fileID, produce)
 	}
@@ -161,7 +142,7 @@ func (v *Variants) read(ctx context.Context, key string) ([]byte, error) {
 // room reports whether file may persist one more variant.
 func (v *Variants) room(ctx context.Context, fileID string) bool {
 	n := 0
-	err := v.blobs.List(ctx, VariantPrefix+fileID+"/", func(blob.Attrs) error {
+	err := v.blobs.List(ctx, imaging.VariantPrefix+fileID+"/", func(blob.Attrs) error {
 		n++
 		return nil
 	})
@@ -171,7 +152,7 @@ func (v *Variants) room(ctx context.Context, fileID string) bool {
 // Forget removes every variant of a file: from memory, and from the blob store
 // (failures are logged; the sweeper removes variants of files that are gone).
 func (v *Variants) Forget(ctx context.Context, fileID string) {
-	prefix := VariantPrefix + fileID + "/"
+	prefix := imaging.VariantPrefix + fileID + "/"
 	if v.mem != nil {
 		for k := range v.mem.Keys() {
 			if strings.HasPrefix(k, prefix) {
@@ -192,15 +173,4 @@ func (v *Variants) Forget(ctx context.Context, fileID string) {
 	if err != nil {
 		v.log.Warn("removing a file's variants failed; the sweeper will", "file", fileID, "err", err)
 	}
-}
-
-// VariantFileID returns the file id in a persisted variant's blob key; ok is false
-// for other keys.
-func VariantFileID(key string) (id string, ok bool) {
-	rest, ok := strings.CutPrefix(key, VariantPrefix)
-	if !ok {
-		return "", false
-	}
-	id, _, ok = strings.Cut(rest, "/")
-	return id, ok
 }

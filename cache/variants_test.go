@@ -10,6 +10,7 @@ import (
 
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/blob/memblob"
+	"github.com/coffer/coffer/imaging"
 )
 
 func newVariants(t *testing.T, store *blob.Store, cfg VariantConfig) *Variants {
@@ -23,7 +24,7 @@ func newVariants(t *testing.T, store *blob.Store, cfg VariantConfig) *Variants {
 
 func countVariants(t *testing.T, store *blob.Store, fileID string) int {
 	n := 0
-	store.List(context.Background(), VariantPrefix+fileID+"/", func(blob.Attrs) error { n++; return nil })
+	store.List(context.Background(), imaging.VariantPrefix+fileID+"/", func(blob.Attrs) error { n++; return nil })
 	return n
 }
 
@@ -106,13 +107,5 @@ func TestVariantMadeOnce(t *testing.T) {
 	wg.Wait()
 	if made.Load() != 1 {
 		t.Fatalf("8 concurrent misses made the variant %d times", made.Load())
-	}
-}
-
-func TestVariantFileID(t *testing.T) {
-	for key, want := range map[string]string{"v/abc/123": "abc", "f/ab/cd": "", "v/": ""} {
-		if got, _ := VariantFileID(key); got != want {
-			t.Errorf("VariantFileID(%q) = %q, want %q", key, got, want)
-		}
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
-	"github.com/coffer/coffer/cache"
+	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/internal/timing"
 )
@@ -21,12 +21,13 @@ type Variant struct {
 	VaryAccept bool   // the format followed the Accept header
 }
 
+// Reader returns a reader of the variant's bytes, named key in its Attrs, that hands
+// them out without copying (NextBytes) so a server can send them in one write.
+func (v *Variant) Reader(key string) Reader { return blob.BytesReader(key, v.Data) }
+
 // UseImages installs the image engine (before serving). Without one, transform
 // requests answer ENOTIMPLEMENTED.
 func (s *Service) UseImages(e imaging.Engine) { s.images = e }
-
-// Variants returns the transformed-variant cache (for metrics).
-func (s *Service) Variants() *cache.Variants { return s.variants }
 
 // OpenVariant returns file id transformed by o, checking read access first (a file p
 // may not read is ENOTFOUND, as for downloads). accept is the client's Accept header,
@@ -93,7 +94,7 @@ func (s *Service) openVariant(ctx context.Context, p *coffer.Principal, id strin
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	return f, b, &Variant{Data: data, MIME: o.Format.MIME(), ETag: cache.VariantTag(f.ETag, canonical), VaryAccept: vary}, nil
+	return f, b, &Variant{Data: data, MIME: o.Format.MIME(), ETag: imaging.VariantTag(f.ETag, canonical), VaryAccept: vary}, nil
 }
 
 // stepsDesc adds the engine's steps that took 0.1 ms or more to the Server-Timing

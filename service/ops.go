@@ -6,7 +6,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/blob"
-	"github.com/coffer/coffer/cache"
+	"github.com/coffer/coffer/imaging"
 )
 
 // SweepReport says what a sweep removed.
@@ -90,7 +90,7 @@ func (s *Service) ListOrphans(ctx context.Context, p *coffer.Principal) ([]strin
 // orphan reports whether nothing needs blob key any more: a file's blob that no row
 // and no upload intent references, or a cached image variant of a file that is gone.
 func (s *Service) orphan(ctx context.Context, key string) (bool, error) {
-	if id, ok := cache.VariantFileID(key); ok {
+	if id, ok := imaging.VariantFileID(key); ok {
 		_, err := s.meta.GetFile(ctx, id)
 		if code := coffer.ErrorCode(err); code == coffer.ENOTFOUND || code == coffer.EINVALID {
 			return true, nil

@@ -48,7 +48,7 @@ func crashState(t *testing.T, singleNode bool) (*service.Service, *blob.Store, *
 	must(t, m.CreateFiles(ctx, []*coffer.File{good}))
 	cfg := service.DefaultConfig()
 	cfg.SingleNode = singleNode
-	svc, err := service.New(cfg, m, blobs, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc, err := service.New(cfg, m, blobs, service.Caches{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ func TestFailedRulesReloadIsRetried(t *testing.T) {
 	t.Cleanup(func() { m.Close() })
 	must(t, m.Migrate(ctx))
 	store := &flakyRules{Store: m}
-	svc, err := service.New(service.DefaultConfig(), store, blob.New(memblob.New()), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	svc, err := service.New(service.DefaultConfig(), store, blob.New(memblob.New()), service.Caches{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,7 +20,6 @@ import (
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/access"
 	"github.com/coffer/coffer/blob"
-	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/meta"
 )
@@ -32,10 +31,6 @@ type Config struct {
 	// SingleNode: no other process shares the stores (embedded SQLite), so at start
 	// every intent and temp file is abandoned.
 	SingleNode bool
-	// Content sizes the in-memory cache of small, hot file contents.
-	Content cache.ContentConfig
-	// Variants sizes the cache of transformed images.
-	Variants cache.VariantConfig
 	// HideForbidden answers ENOTFOUND instead of EFORBIDDEN when a role has no
 	// permission at all for an action on files, so that no answer about a file id
 	// differs from a missing file's (hasura-storage answers 403 there).
@@ -44,7 +39,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{StaleUploadAfter: 24 * time.Hour, Content: cache.DefaultContentConfig(), Variants: cache.DefaultVariantConfig()}
+	return Config{StaleUploadAfter: 24 * time.Hour}
 }
 
 // Validate checks c.
@@ -52,10 +47,7 @@ func (c Config) Validate() error {
 	if c.StaleUploadAfter < time.Minute {
 		return coffer.Errorf(coffer.EINVALID, "stale upload age must be at least 1m")
 	}
-	if err := c.Variants.Validate(); err != nil {
-		return err
-	}
-	return c.Content.Validate()
+	return nil
 }
 
 // Service is coffer's application layer.
@@ -63,8 +55,8 @@ type Service struct {
 	cfg      Config
 	meta     meta.Store
 	blobs    *blob.Store
-	content  *cache.Content
-	variants *cache.Variants
+	content  ContentCache
+	variants VariantCache
 	images   imaging.Engine // nil: transformations are not available
 	log      *slog.Logger
 	now      func() time.Time
@@ -81,34 +73,30 @@ type Service struct {
 	shed       *shedLog
 }
 
-// New returns a Service over the given stores.
-func New(cfg Config, m meta.Store, b *blob.Store, log *slog.Logger) (*Service, error) {
+// New returns a Service over the given stores, reading through caches (a nil one is
+// off).
+func New(cfg Config, m meta.Store, b *blob.Store, caches Caches, log *slog.Logger) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if log == nil {
 		log = slog.Default()
 	}
-	content, err := cache.NewContent(b, cfg.Content)
-	if err != nil {
-		return nil, err
-	}
-	variants, err := cache.NewVariants(b, cfg.Variants, log)
-	if err != nil {
-		return nil, err
-	}
-	s := &Service{cfg: cfg, meta: m, blobs: b, content: content, variants: variants, log: log, now: time.Now, rulesKick: make(chan struct{}, 1)}
+	caches = caches.orUncached(b)
+	s := &Service{cfg: cfg, meta: m, blobs: b, content: caches.Content, variants: caches.Variants, log: log, now: time.Now,
+		rulesKick: make(chan struct{}, 1)}
 	s.crashes = newQuarantine(func() time.Time { return s.now() }, log)
 	s.shed = &shedLog{now: func() time.Time { return s.now() }, log: log}
 	s.rules.Store(access.Empty())
 	return s, nil
 }
 
-// Meta returns the metadata store (for health checks).
-func (s *Service) Meta() meta.Store { return s.meta }
+// Reader is an open file's contents: a blob reader, named here so that faces need
+// not import the blob package.
+type Reader = blob.Reader
 
-// Content returns the hot-content cache (for metrics).
-func (s *Service) Content() *cache.Content { return s.content }
+// Ping returns an error if the metadata store does not answer (health checks).
+func (s *Service) Ping(ctx context.Context) error { return s.meta.Ping(ctx) }
 
 // newBlobKey returns a fresh, never reused blob key "f/<2 hex>/<32 hex>". Keys are
 // independent of file ids (a multipart upload may name its file after the bytes

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/api/hasura"
+	"github.com/coffer/coffer/auth"
 )
 
 // Concurrent replaces of one file without a precondition all succeed; the last to

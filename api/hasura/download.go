@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
-	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/internal/httpserve"
 )
 
@@ -40,7 +39,7 @@ func (h *Handler) getFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer rd.Close()
-	h.serveContent(w, r, f, b, seekerOf(rd))
+	h.serveContent(w, r, f, b, httpserve.SeekerOf(rd))
 }
 
 // serveContent sets coffer's headers and lets http.ServeContent do conditional
@@ -104,16 +103,6 @@ func contentDisposition(f *coffer.File, b *coffer.Bucket) string {
 	// hasura-storage's form: the whole name, query-escaped, quoted (no allocation when
 	// nothing needs escaping).
 	return kind + `; filename="` + url.QueryEscape(coffer.StripInvisible(f.Name)) + `"`
-}
-
-// seekerOf returns the *os.File under a disk blob so ServeContent can sendfile, else
-// the driver's own reader (blob.Innermost: as before, those bytes are not counted in
-// the blob store's read bytes, like those sent with sendfile).
-func seekerOf(rd blob.Reader) io.ReadSeeker {
-	if of, ok := blob.As[blob.OSFiler](rd); ok {
-		return of.OSFile()
-	}
-	return blob.Innermost(rd)
 }
 
 // sizeOnly is a ReadSeeker of a known size that is never read: HEAD needs no bytes.

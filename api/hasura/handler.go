@@ -13,7 +13,6 @@ import (
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/metrics"
-	"github.com/coffer/coffer/service"
 )
 
 //go:embed openapi.yaml
@@ -63,7 +62,7 @@ func (c Config) Validate() error {
 // Handler is the HTTP API.
 type Handler struct {
 	cfg    Config
-	svc    *service.Service
+	svc    Service
 	authn  *auth.Authenticator
 	signer *auth.Signer
 	log    *slog.Logger
@@ -74,7 +73,7 @@ type Handler struct {
 }
 
 // New returns the API handler.
-func New(cfg Config, svc *service.Service, authn *auth.Authenticator, signer *auth.Signer, log *slog.Logger) (*Handler, error) {
+func New(cfg Config, svc Service, authn *auth.Authenticator, signer *auth.Signer, log *slog.Logger) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -145,7 +144,7 @@ func (h *Handler) routes() {
 }
 
 func (h *Handler) healthz(w http.ResponseWriter, r *http.Request) {
-	if err := h.svc.Meta().Ping(r.Context()); err != nil {
+	if err := h.svc.Ping(r.Context()); err != nil {
 		writeError(w, r, coffer.Errorf(coffer.EUNAVAILABLE, "metadata store unreachable"))
 		return
 	}

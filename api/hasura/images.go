@@ -9,7 +9,6 @@ import (
 	"strconv"
 
 	"github.com/coffer/coffer"
-	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/imaging"
 )
 
@@ -52,7 +51,7 @@ func (h *Handler) serveVariantCached(w http.ResponseWriter, r *http.Request, p *
 	if adjust != nil {
 		b = adjust(b)
 	}
-	h.serveContent(w, r, &vf, b, cache.BytesReader(f.ID, v.Data))
+	h.serveContent(w, r, &vf, b, v.Reader(f.ID))
 }
 
 // transformUser is the key under which the image pool caps one user's

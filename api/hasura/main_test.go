@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/app"
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/cache"
-	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/imaging/vips"
 	"github.com/coffer/coffer/internal/apptest"
@@ -67,8 +67,8 @@ type envOptions struct {
 	log       *slog.Logger   // default: text to io.Discard
 	accessLog *httpserve.AccessLogConfig
 	metrics   hasura.Config // its MetricsToken and MetricsElsewhere apply
-	clamd     string         // scan uploads with the clamd at this address
-	failOpen  bool           // store uploads unscanned when that clamd is unavailable
+	clamd     string        // scan uploads with the clamd at this address
+	failOpen  bool          // store uploads unscanned when that clamd is unavailable
 }
 
 // newEnv starts the server as cmd/coffer does (app.New, SQLite and disk blobs in a

@@ -9,6 +9,7 @@ import (
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/internal/httpserve"
 )
 
 // errPresignDisabled is hasura-storage's answer for a bucket without presigned URLs.
@@ -92,7 +93,7 @@ func (h *Handler) presignedContents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, errPresignDisabled())
 		return
 	}
-	h.serveContent(w, r, f, untilExpiry(b, exp), seekerOf(rd))
+	h.serveContent(w, r, f, untilExpiry(b, exp), httpserve.SeekerOf(rd))
 }
 
 // untilExpiry returns b with its Cache-Control replaced by the seconds left until exp.

@@ -17,10 +17,10 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/blob/fsblob"
-	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/meta/sqlite"
 	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/webhook"
@@ -239,7 +239,7 @@ func TestWebhooksOffAnswer501(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := service.New(service.DefaultConfig(), m, blob.New(d), slog.New(slog.DiscardHandler))
+	svc, err := service.New(service.DefaultConfig(), m, blob.New(d), service.Caches{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

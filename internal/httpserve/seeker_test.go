@@ -1,4 +1,4 @@
-package hasura
+package httpserve_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/blob/fsblob"
 	"github.com/coffer/coffer/blob/memblob"
+	"github.com/coffer/coffer/internal/httpserve"
 )
 
 // TestSeekerOf: a disk blob opened through the blob.Store reaches ServeContent as its
@@ -29,9 +30,9 @@ func TestSeekerOf(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer rd.Close()
-		got := seekerOf(rd)
+		got := httpserve.SeekerOf(rd)
 		if _, isFile := got.(*os.File); isFile != (d == blob.Driver(disk)) || got == rd {
-			t.Errorf("%T: seekerOf gave a %T", d, got)
+			t.Errorf("%T: SeekerOf gave a %T", d, got)
 		}
 	}
 }
