@@ -14,6 +14,7 @@ import (
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/scan/clamd/clamdtest"
+	"github.com/coffer/coffer/webhook/payload"
 )
 
 const scanRules = `{"rules":[{"role":"user","buckets":["default"],
@@ -134,7 +135,7 @@ func TestVirusScanUploadAndReplace(t *testing.T) {
 		if ev.Type != coffer.FileRejected || ev.Rejection == nil || ev.File != nil || ev.Rejection.Signature != clamdtest.Signature {
 			t.Fatalf("event %+v", ev)
 		}
-		if ev.Rejection.Name == "docs/eicar.com" && (ev.Actor != coffer.Actor{Role: "user", UserID: "u-42"}) {
+		if ev.Rejection.Name == "docs/eicar.com" && (ev.Actor != payload.Actor{Role: "user", UserID: "u-42"}) {
 			t.Fatalf("actor %+v", ev.Actor)
 		}
 	}

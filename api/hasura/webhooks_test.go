@@ -17,13 +17,14 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/blob/fsblob"
-	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/meta/sqlite"
 	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/webhook"
+	"github.com/coffer/coffer/webhook/payload"
 )
 
 // stubResolver answers the webhook guard's lookups from a table, and NXDOMAIN for
@@ -51,7 +52,7 @@ var testResolver = stubResolver{
 
 type hookReceiver struct {
 	mu     sync.Mutex
-	events []coffer.Event
+	events []payload.Event
 	secret string
 	fail   bool
 }
@@ -64,7 +65,7 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
-	var ev coffer.Event
+	var ev payload.Event
 	_ = json.Unmarshal(body, &ev)
 	h.events = append(h.events, ev)
 	if h.fail {
@@ -76,7 +77,7 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // concurrently and arrive in any order).
 func (h *hookReceiver) types() []string {
 	h.mu.Lock()
-	evs := append([]coffer.Event(nil), h.events...)
+	evs := append([]payload.Event(nil), h.events...)
 	h.mu.Unlock()
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time.Before(evs[j].Time) })
 	var out []string
