@@ -146,7 +146,7 @@ func TestWebhookRoutesAndEvents(t *testing.T) {
 	} {
 		mustError(t, e.do("POST", "/v1/webhooks", strings.NewReader(body), true), want)
 	}
-	var sub coffer.Subscription
+	var sub hasura.Subscription
 	mustStatus(t, e.do("POST", "/v1/webhooks", strings.NewReader(`{"url":"`+srv.URL+`/hook"}`), true), http.StatusCreated, &sub)
 	if !strings.HasPrefix(sub.Secret, "whsec_") || sub.ID == "" || len(sub.Events) != 0 {
 		t.Fatalf("created %+v", sub)
@@ -154,7 +154,7 @@ func TestWebhookRoutesAndEvents(t *testing.T) {
 	rcv.mu.Lock()
 	rcv.secret = sub.Secret
 	rcv.mu.Unlock()
-	var list struct{ Webhooks []coffer.Subscription }
+	var list struct{ Webhooks []hasura.Subscription }
 	mustStatus(t, e.do("GET", "/v1/webhooks", nil, true), http.StatusOK, &list)
 	if len(list.Webhooks) != 1 || list.Webhooks[0].Secret != "" || list.Webhooks[0].URL != srv.URL+"/hook" {
 		t.Fatalf("list %+v", list)
@@ -186,7 +186,7 @@ func changeEverything(t *testing.T, e *env) {
 }
 
 func checkDeliveryLog(t *testing.T, e *env, subID string, rcv *hookReceiver, n int) {
-	var log struct{ Deliveries []coffer.Delivery }
+	var log struct{ Deliveries []hasura.Delivery }
 	mustStatus(t, e.do("GET", "/v1/webhooks/"+subID+"/deliveries?state=delivered", nil, true), http.StatusOK, &log)
 	if len(log.Deliveries) != n || log.Deliveries[0].EventType != coffer.BucketDeleted || log.Deliveries[0].LastStatus != 200 {
 		t.Fatalf("delivery log %+v", log.Deliveries)
@@ -210,11 +210,11 @@ func TestWebhookRetriesThenDeadLetter(t *testing.T) {
 	rcv := &hookReceiver{secret: "a-secret-of-sixteen+", fail: true}
 	srv := httptest.NewServer(rcv)
 	t.Cleanup(srv.Close)
-	var sub coffer.Subscription
+	var sub hasura.Subscription
 	mustStatus(t, e.do("POST", "/v1/webhooks", strings.NewReader(
 		`{"url":"`+srv.URL+`","secret":"a-secret-of-sixteen+","events":["file.created"]}`), true), http.StatusCreated, &sub)
 	e.uploadOne("default", "x.txt", []byte("x"))
-	var log struct{ Deliveries []coffer.Delivery }
+	var log struct{ Deliveries []hasura.Delivery }
 	waitUntil(t, "dead letter", func() bool {
 		mustStatus(t, e.do("GET", "/v1/webhooks/"+sub.ID+"/deliveries?state=dead", nil, true), http.StatusOK, &log)
 		return len(log.Deliveries) == 1
