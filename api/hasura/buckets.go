@@ -23,6 +23,7 @@ type Bucket struct {
 	UpdatedAt            time.Time `json:"updatedAt"`
 }
 
+// bucketJSON is the response shape of b.
 func bucketJSON(b *coffer.Bucket) Bucket {
 	return Bucket{ID: b.ID, MinUploadFileSize: b.MinUploadFileSize, MaxUploadFileSize: b.MaxUploadFileSize,
 		AllowedMimeTypes: b.AllowedMimeTypes, CacheControl: b.CacheControl, DownloadExpiration: b.DownloadExpiration,
@@ -43,6 +44,7 @@ type BucketUpdate struct {
 	AllowInline          *bool     `json:"allowInline,omitempty"`
 }
 
+// toUpdate is the domain update u asks for.
 func (u BucketUpdate) toUpdate() coffer.BucketUpdate {
 	return coffer.BucketUpdate{MinUploadFileSize: u.MinUploadFileSize, MaxUploadFileSize: u.MaxUploadFileSize,
 		AllowedMimeTypes: u.AllowedMimeTypes, CacheControl: u.CacheControl, DownloadExpiration: u.DownloadExpiration,

@@ -66,6 +66,7 @@ type uploadMetaJSON struct {
 	Metadata json.RawMessage `json:"metadata"`
 }
 
+// toMeta is the service's form of m.
 func (m uploadMetaJSON) toMeta() service.UploadMeta {
 	return service.UploadMeta{ID: m.ID, Name: m.Name, Metadata: m.Metadata}
 }

@@ -17,6 +17,7 @@ type SweepReport struct {
 	OrphanBlobs      []string `json:"orphanBlobs"`
 }
 
+// sweepJSON is the response shape of a sweep report.
 func sweepJSON(r service.SweepReport) SweepReport {
 	return SweepReport{AbandonedUploads: r.AbandonedUploads, TempFiles: r.TempFiles, OrphanBlobs: r.OrphanBlobs}
 }
@@ -34,6 +35,7 @@ type Rejection struct {
 	Size      int64     `json:"size"` // bytes read before the verdict
 }
 
+// rejectionJSON is the response shape of r.
 func rejectionJSON(r *coffer.Rejection) Rejection {
 	return Rejection{ID: r.ID, Time: r.Time, BucketID: r.BucketID, Name: r.Name, FileID: r.FileID,
 		UserID: r.UserID, Role: r.Role, Signature: r.Signature, Size: r.Size}

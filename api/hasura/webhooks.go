@@ -18,6 +18,7 @@ type Subscription struct {
 	CreatedAt time.Time          `json:"createdAt"`
 }
 
+// webhookJSON is the response shape of s (the secret only if s has it: when created).
 func webhookJSON(s *coffer.Subscription) Subscription {
 	return Subscription{ID: s.ID, BucketID: s.BucketID, Events: s.Events, URL: s.URL, Secret: s.Secret, CreatedAt: s.CreatedAt}
 }
@@ -37,6 +38,7 @@ type Delivery struct {
 	UpdatedAt      time.Time        `json:"updatedAt"`
 }
 
+// deliveryJSON is the response shape of d.
 func deliveryJSON(d *coffer.Delivery) Delivery {
 	return Delivery{ID: d.ID, SubscriptionID: d.SubscriptionID, EventID: d.EventID, EventType: d.EventType,
 		State: d.State, Attempts: d.Attempts, NextAttemptAt: d.NextAttemptAt, LastStatus: d.LastStatus,

@@ -51,12 +51,14 @@ func Decode(b []byte) (*coffer.Event, error) {
 	return toEvent(&ev), nil
 }
 
+// fromEvent is the payload of ev.
 func fromEvent(ev *coffer.Event) *Event {
 	return &Event{ID: ev.ID, Type: ev.Type, Time: ev.Time, BucketID: ev.BucketID,
 		File: fromFile(ev.File), Before: fromFile(ev.Before), Bucket: fromBucket(ev.Bucket),
 		Rejection: fromRejection(ev.Rejection), Actor: Actor{Role: ev.Actor.Role, UserID: ev.Actor.UserID}}
 }
 
+// toEvent is the event ev carries.
 func toEvent(ev *Event) *coffer.Event {
 	return &coffer.Event{ID: ev.ID, Type: ev.Type, Time: ev.Time, BucketID: ev.BucketID,
 		File: ev.File.toFile(), Before: ev.Before.toFile(), Bucket: ev.Bucket.toBucket(),

@@ -23,6 +23,7 @@ type File struct {
 	UpdatedAt        time.Time       `json:"updatedAt"`
 }
 
+// fromFile is the payload form of f (nil for nil).
 func fromFile(f *coffer.File) *File {
 	if f == nil {
 		return nil
@@ -32,6 +33,7 @@ func fromFile(f *coffer.File) *File {
 		Metadata: f.Metadata, CreatedAt: f.CreatedAt, UpdatedAt: f.UpdatedAt}
 }
 
+// toFile is the file f carries (nil for nil), without a blob key.
 func (f *File) toFile() *coffer.File {
 	if f == nil {
 		return nil
@@ -56,6 +58,7 @@ type Bucket struct {
 	UpdatedAt            time.Time `json:"updatedAt"`
 }
 
+// fromBucket is the payload form of b (nil for nil).
 func fromBucket(b *coffer.Bucket) *Bucket {
 	if b == nil {
 		return nil
@@ -66,6 +69,7 @@ func fromBucket(b *coffer.Bucket) *Bucket {
 		CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
 }
 
+// toBucket is the bucket b carries (nil for nil).
 func (b *Bucket) toBucket() *coffer.Bucket {
 	if b == nil {
 		return nil
@@ -89,6 +93,7 @@ type Rejection struct {
 	Size      int64     `json:"size"`
 }
 
+// fromRejection is the payload form of r (nil for nil).
 func fromRejection(r *coffer.Rejection) *Rejection {
 	if r == nil {
 		return nil
@@ -97,6 +102,7 @@ func fromRejection(r *coffer.Rejection) *Rejection {
 		UserID: r.UserID, Role: r.Role, Signature: r.Signature, Size: r.Size}
 }
 
+// toRejection is the rejection r carries (nil for nil).
 func (r *Rejection) toRejection() *coffer.Rejection {
 	if r == nil {
 		return nil
