@@ -10,17 +10,17 @@ const DefaultBucketID = "default"
 
 // Bucket holds the settings shared by the files in it.
 type Bucket struct {
-	ID                   string    `json:"id"`
-	MinUploadFileSize    int64     `json:"minUploadFileSize"`
-	MaxUploadFileSize    int64     `json:"maxUploadFileSize"`
-	AllowedMimeTypes     []string  `json:"allowedMimeTypes"` // empty: any; entries like "image/*" allowed
-	CacheControl         string    `json:"cacheControl"`
-	DownloadExpiration   int64     `json:"downloadExpiration"` // seconds, for presigned URLs
-	PresignedURLsEnabled bool      `json:"presignedUrlsEnabled"`
-	Public               bool      `json:"public"`      // anonymous read
-	AllowInline          bool      `json:"allowInline"` // serve script-capable types inline
-	CreatedAt            time.Time `json:"createdAt"`
-	UpdatedAt            time.Time `json:"updatedAt"`
+	ID                   string
+	MinUploadFileSize    int64
+	MaxUploadFileSize    int64
+	AllowedMimeTypes     []string // empty: any; entries like "image/*" allowed
+	CacheControl         string
+	DownloadExpiration   int64 // seconds, for presigned URLs
+	PresignedURLsEnabled bool
+	Public               bool // anonymous read
+	AllowInline          bool // serve script-capable types inline
+	CreatedAt            time.Time
+	UpdatedAt            time.Time
 }
 
 // NewBucket returns a bucket with hasura-storage's defaults.
@@ -37,14 +37,14 @@ func NewBucket(id string) *Bucket {
 
 // BucketUpdate lists the fields to change; nil means unchanged.
 type BucketUpdate struct {
-	MinUploadFileSize    *int64    `json:"minUploadFileSize,omitempty"`
-	MaxUploadFileSize    *int64    `json:"maxUploadFileSize,omitempty"`
-	AllowedMimeTypes     *[]string `json:"allowedMimeTypes,omitempty"`
-	CacheControl         *string   `json:"cacheControl,omitempty"`
-	DownloadExpiration   *int64    `json:"downloadExpiration,omitempty"`
-	PresignedURLsEnabled *bool     `json:"presignedUrlsEnabled,omitempty"`
-	Public               *bool     `json:"public,omitempty"`
-	AllowInline          *bool     `json:"allowInline,omitempty"`
+	MinUploadFileSize    *int64
+	MaxUploadFileSize    *int64
+	AllowedMimeTypes     *[]string
+	CacheControl         *string
+	DownloadExpiration   *int64
+	PresignedURLsEnabled *bool
+	Public               *bool
+	AllowInline          *bool
 }
 
 // Apply copies the set fields of u into b.

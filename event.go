@@ -36,30 +36,30 @@ func (t EventType) Valid() bool {
 	return false
 }
 
-// Event is one committed change, as webhook receivers get it (the JSON body of a
-// delivery). ID is unique per change: receivers de-duplicate on it, since delivery is
-// at least once.
+// Event is one committed change, as webhook receivers get it (its JSON form, the body
+// of a delivery, is webhook/payload's). ID is unique per change: receivers
+// de-duplicate on it, since delivery is at least once.
 type Event struct {
-	ID       string    `json:"id"`
-	Type     EventType `json:"type"`
-	Time     time.Time `json:"time"`
-	BucketID string    `json:"bucketId"`
+	ID       string
+	Type     EventType
+	Time     time.Time
+	BucketID string
 	// File is the file after the change; for file.deleted, the file as it was.
-	File *File `json:"file,omitempty"`
+	File *File
 	// Before is the file before a replace or a metadata update.
-	Before *File `json:"before,omitempty"`
+	Before *File
 	// Bucket is the bucket of a bucket event.
-	Bucket *Bucket `json:"bucket,omitempty"`
+	Bucket *Bucket
 	// Rejection is the refused upload of a file.rejected event.
-	Rejection *Rejection `json:"rejection,omitempty"`
-	Actor     Actor      `json:"actor"`
+	Rejection *Rejection
+	Actor     Actor
 }
 
 // Actor is who made a change: the role and user id of the request, or role "system"
 // for coffer's own maintenance.
 type Actor struct {
-	Role   string `json:"role"`
-	UserID string `json:"userId,omitempty"`
+	Role   string
+	UserID string
 }
 
 // SystemActor is the actor of changes coffer makes itself (e.g. deleting broken
@@ -84,12 +84,12 @@ func ActorFrom(ctx context.Context) Actor {
 // Subscription sends the events of one bucket (or all, BucketID "") and of some types
 // (or all, Events empty) to a URL, signed with Secret.
 type Subscription struct {
-	ID        string      `json:"id"`
-	BucketID  string      `json:"bucketId"`
-	Events    []EventType `json:"events"`
-	URL       string      `json:"url"`
-	Secret    string      `json:"secret,omitempty"` // shown only when created
-	CreatedAt time.Time   `json:"createdAt"`
+	ID        string
+	BucketID  string
+	Events    []EventType
+	URL       string
+	Secret    string // shown only when created
+	CreatedAt time.Time
 }
 
 // Matches reports whether s wants an event of type t in bucket.
@@ -143,15 +143,15 @@ const (
 
 // Delivery is one event on its way to one subscription.
 type Delivery struct {
-	ID             int64     `json:"id"`
-	SubscriptionID string    `json:"subscriptionId"`
-	EventID        string    `json:"eventId"`
-	EventType      EventType `json:"eventType"`
-	State          string    `json:"state"`
-	Attempts       int       `json:"attempts"`
-	NextAttemptAt  time.Time `json:"nextAttemptAt"`
-	LastStatus     int       `json:"lastStatus"` // HTTP status of the last attempt, 0 if none
-	LastError      string    `json:"lastError"`
-	CreatedAt      time.Time `json:"createdAt"`
-	UpdatedAt      time.Time `json:"updatedAt"`
+	ID             int64
+	SubscriptionID string
+	EventID        string
+	EventType      EventType
+	State          string
+	Attempts       int
+	NextAttemptAt  time.Time
+	LastStatus     int // HTTP status of the last attempt, 0 if none
+	LastError      string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
 }

@@ -10,18 +10,18 @@ import (
 // File is one stored object's metadata. BlobKey is internal: where the bytes live in the
 // blob store; it changes on every replace and is never shown to clients.
 type File struct {
-	ID               string          `json:"id"`
-	BucketID         string          `json:"bucketId"`
-	Name             string          `json:"name"`
-	Size             int64           `json:"size"`
-	MimeType         string          `json:"mimeType"`
-	ETag             string          `json:"etag"` // strong, quoted: "\"<md5 hex>\""
-	IsUploaded       bool            `json:"isUploaded"`
-	UploadedByUserID string          `json:"uploadedByUserId"`
-	Metadata         json.RawMessage `json:"metadata"` // a JSON object; "{}" when empty
-	CreatedAt        time.Time       `json:"createdAt"`
-	UpdatedAt        time.Time       `json:"updatedAt"`
-	BlobKey          string          `json:"-"`
+	ID               string
+	BucketID         string
+	Name             string
+	Size             int64
+	MimeType         string
+	ETag             string // strong, quoted: "\"<md5 hex>\""
+	IsUploaded       bool
+	UploadedByUserID string
+	Metadata         json.RawMessage // a JSON object; "{}" when empty
+	CreatedAt        time.Time
+	UpdatedAt        time.Time
+	BlobKey          string
 }
 
 // FileUpdate lists the fields to change; nil means unchanged.

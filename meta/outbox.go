@@ -2,7 +2,6 @@ package meta
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -75,7 +74,7 @@ type Claim struct {
 	Delivery coffer.Delivery // State, Attempts (counting this one), NextAttemptAt (lease end)
 	URL      string
 	Secret   string
-	Payload  []byte // the event's JSON, sent as the request body
+	Payload  []byte // the event's JSON (webhook/payload), sent as the request body
 	// Token identifies this claim: its outcome is recorded only while no later claim
 	// (after the lease ended, or a redelivery) has replaced it.
 	Token int64
@@ -116,11 +115,6 @@ func ReplaceEvent(ctx context.Context, before, after *coffer.File, now time.Time
 // BucketEvent returns the event of a bucket change.
 func BucketEvent(ctx context.Context, t coffer.EventType, b *coffer.Bucket, now time.Time) *coffer.Event {
 	return &coffer.Event{ID: coffer.NewFileID(), Type: t, Time: now, Actor: coffer.ActorFrom(ctx), BucketID: b.ID, Bucket: b}
-}
-
-// EncodeEvent returns the JSON body of ev's deliveries.
-func EncodeEvent(ev *coffer.Event) ([]byte, error) {
-	return json.Marshal(ev)
 }
 
 // EventTypesColumn encodes a subscription's event types for storage: "" for all, else

@@ -11,9 +11,9 @@ import (
 
 // SweepReport says what a sweep removed.
 type SweepReport struct {
-	AbandonedUploads int      `json:"abandonedUploads"`
-	TempFiles        int      `json:"tempFiles"`
-	OrphanBlobs      []string `json:"orphanBlobs"`
+	AbandonedUploads int
+	TempFiles        int
+	OrphanBlobs      []string
 }
 
 // Sweep removes what crashes and failures leave behind: upload intents older than

@@ -45,9 +45,9 @@ type uploadItem struct {
 
 // UploadMeta is the client-supplied part of a file's metadata.
 type UploadMeta struct {
-	ID       string          `json:"id"`
-	Name     string          `json:"name"`
-	Metadata json.RawMessage `json:"metadata"`
+	ID       string
+	Name     string
+	Metadata json.RawMessage
 }
 
 // BeginUpload starts an upload of new files into bucketID.

@@ -21,6 +21,7 @@ import (
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/meta/postgres"
 	"github.com/coffer/coffer/meta/sqlite"
+	"github.com/coffer/coffer/webhook/payload"
 )
 
 type outboxStore interface {
@@ -35,7 +36,7 @@ type receiver struct {
 	t      *testing.T
 	srv    *httptest.Server
 	mu     sync.Mutex
-	events []coffer.Event
+	events []payload.Event
 	hdrs   []http.Header
 	status func(n int) int // status for the n-th request (0-based)
 	n      int
@@ -53,7 +54,7 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	if err := Verify(testSecret, req.Header.Get(SignatureHeader), body, time.Now(), 5*time.Minute); err != nil {
 		r.t.Errorf("receiver: %v", err)
 	}
-	var ev coffer.Event
+	var ev payload.Event
 	if err := json.Unmarshal(body, &ev); err != nil {
 		r.t.Errorf("receiver: body %q: %v", body, err)
 	}
@@ -71,10 +72,10 @@ func (r *receiver) serve(w http.ResponseWriter, req *http.Request) {
 	_, _ = io.WriteString(w, "receiver says "+strconv.Itoa(code))
 }
 
-func (r *receiver) got() ([]coffer.Event, []http.Header) {
+func (r *receiver) got() ([]payload.Event, []http.Header) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append([]coffer.Event(nil), r.events...), append([]http.Header(nil), r.hdrs...)
+	return append([]payload.Event(nil), r.events...), append([]http.Header(nil), r.hdrs...)
 }
 
 func openSQLite(t *testing.T) outboxStore {
@@ -217,7 +218,7 @@ func TestDeliversEveryCommittedChangeOnce(t *testing.T) {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return evs[order[a]].Time.Before(evs[order[b]].Time) })
-	sortedEvs, sortedHdrs := make([]coffer.Event, len(evs)), make([]http.Header, len(evs))
+	sortedEvs, sortedHdrs := make([]payload.Event, len(evs)), make([]http.Header, len(evs))
 	for i, j := range order {
 		sortedEvs[i], sortedHdrs[i] = evs[j], hdrs[j]
 	}

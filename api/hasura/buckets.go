@@ -3,13 +3,58 @@ package hasura
 import (
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/coffer/coffer"
 )
 
+// Bucket is the JSON shape of a bucket in responses.
+type Bucket struct {
+	ID                   string    `json:"id"`
+	MinUploadFileSize    int64     `json:"minUploadFileSize"`
+	MaxUploadFileSize    int64     `json:"maxUploadFileSize"`
+	AllowedMimeTypes     []string  `json:"allowedMimeTypes"` // empty: any
+	CacheControl         string    `json:"cacheControl"`
+	DownloadExpiration   int64     `json:"downloadExpiration"` // seconds, for presigned URLs
+	PresignedURLsEnabled bool      `json:"presignedUrlsEnabled"`
+	Public               bool      `json:"public"`
+	AllowInline          bool      `json:"allowInline"`
+	CreatedAt            time.Time `json:"createdAt"`
+	UpdatedAt            time.Time `json:"updatedAt"`
+}
+
+// bucketJSON is the response shape of b.
+func bucketJSON(b *coffer.Bucket) Bucket {
+	return Bucket{ID: b.ID, MinUploadFileSize: b.MinUploadFileSize, MaxUploadFileSize: b.MaxUploadFileSize,
+		AllowedMimeTypes: b.AllowedMimeTypes, CacheControl: b.CacheControl, DownloadExpiration: b.DownloadExpiration,
+		PresignedURLsEnabled: b.PresignedURLsEnabled, Public: b.Public, AllowInline: b.AllowInline,
+		CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
+}
+
+// BucketUpdate is the body of PATCH /v1/buckets/{id}: the settings to change; absent
+// or null means unchanged. Its name appears in decoding errors: keep it.
+type BucketUpdate struct {
+	MinUploadFileSize    *int64    `json:"minUploadFileSize,omitempty"`
+	MaxUploadFileSize    *int64    `json:"maxUploadFileSize,omitempty"`
+	AllowedMimeTypes     *[]string `json:"allowedMimeTypes,omitempty"`
+	CacheControl         *string   `json:"cacheControl,omitempty"`
+	DownloadExpiration   *int64    `json:"downloadExpiration,omitempty"`
+	PresignedURLsEnabled *bool     `json:"presignedUrlsEnabled,omitempty"`
+	Public               *bool     `json:"public,omitempty"`
+	AllowInline          *bool     `json:"allowInline,omitempty"`
+}
+
+// toUpdate is the domain update u asks for.
+func (u BucketUpdate) toUpdate() coffer.BucketUpdate {
+	return coffer.BucketUpdate{MinUploadFileSize: u.MinUploadFileSize, MaxUploadFileSize: u.MaxUploadFileSize,
+		AllowedMimeTypes: u.AllowedMimeTypes, CacheControl: u.CacheControl, DownloadExpiration: u.DownloadExpiration,
+		PresignedURLsEnabled: u.PresignedURLsEnabled, Public: u.Public, AllowInline: u.AllowInline}
+}
+
+// bucketCreateJSON is the body of POST /v1/buckets.
 type bucketCreateJSON struct {
 	ID string `json:"id"`
-	coffer.BucketUpdate
+	BucketUpdate
 }
 
 func (h *Handler) listBuckets(w http.ResponseWriter, r *http.Request) {
@@ -18,7 +63,7 @@ func (h *Handler) listBuckets(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"buckets": bs})
+	writeJSON(w, http.StatusOK, map[string]any{"buckets": each(bs, bucketJSON)})
 }
 
 func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request) {
@@ -27,12 +72,12 @@ func (h *Handler) createBucket(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	b, err := h.svc.CreateBucket(r.Context(), principal(r), in.ID, in.BucketUpdate)
+	b, err := h.svc.CreateBucket(r.Context(), principal(r), in.ID, in.toUpdate())
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, b)
+	writeJSON(w, http.StatusCreated, bucketJSON(b))
 }
 
 func (h *Handler) getBucket(w http.ResponseWriter, r *http.Request) {
@@ -41,21 +86,21 @@ func (h *Handler) getBucket(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, b)
+	writeJSON(w, http.StatusOK, bucketJSON(b))
 }
 
 func (h *Handler) updateBucket(w http.ResponseWriter, r *http.Request) {
-	var u coffer.BucketUpdate
+	var u BucketUpdate
 	if err := decodeJSON(r, &u); err != nil {
 		writeError(w, r, err)
 		return
 	}
-	b, err := h.svc.UpdateBucket(r.Context(), principal(r), r.PathValue("id"), u)
+	b, err := h.svc.UpdateBucket(r.Context(), principal(r), r.PathValue("id"), u.toUpdate())
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, b)
+	writeJSON(w, http.StatusOK, bucketJSON(b))
 }
 
 func (h *Handler) deleteBucket(w http.ResponseWriter, r *http.Request) {

@@ -38,12 +38,37 @@ func fileJSON(f *coffer.File) FileMetadata {
 		UploadedByUserID: f.UploadedByUserID, Metadata: md}
 }
 
+// each converts a list to its JSON shape with fn, keeping a nil list nil (null).
+func each[T, J any](in []*T, fn func(*T) J) []J {
+	if in == nil {
+		return nil
+	}
+	out := make([]J, len(in))
+	for i, v := range in {
+		out[i] = fn(v)
+	}
+	return out
+}
+
 func filesJSON(fs []*coffer.File) []FileMetadata {
 	out := make([]FileMetadata, len(fs))
 	for i, f := range fs {
 		out[i] = fileJSON(f)
 	}
 	return out
+}
+
+// uploadMetaJSON is a "metadata[]" field of an upload, or the "metadata" field of a
+// replace (which takes no id). Unknown fields are ignored, as hasura-storage does.
+type uploadMetaJSON struct {
+	ID       string          `json:"id"`
+	Name     string          `json:"name"`
+	Metadata json.RawMessage `json:"metadata"`
+}
+
+// toMeta is the service's form of m.
+func (m uploadMetaJSON) toMeta() service.UploadMeta {
+	return service.UploadMeta{ID: m.ID, Name: m.Name, Metadata: m.Metadata}
 }
 
 // replaceFile serves PUT /v1/files/{id}: multipart "file" plus optional "metadata"
@@ -101,11 +126,11 @@ func readReplaceMeta(part *multipart.Part, up *service.Upload) error {
 	if err != nil {
 		return err
 	}
-	var m service.UploadMeta
+	var m uploadMetaJSON
 	if err := json.Unmarshal([]byte(b), &m); err != nil {
 		return coffer.Errorf(coffer.EINVALID, "metadata is not a JSON object {name?, metadata?}")
 	}
-	return up.SetMeta(0, m)
+	return up.SetMeta(0, m.toMeta())
 }
 
 func (h *Handler) deleteFile(w http.ResponseWriter, r *http.Request) {

@@ -7,7 +7,39 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/metrics"
+	"github.com/coffer/coffer/service"
 )
+
+// SweepReport is the JSON shape of what a sweep removed.
+type SweepReport struct {
+	AbandonedUploads int      `json:"abandonedUploads"`
+	TempFiles        int      `json:"tempFiles"`
+	OrphanBlobs      []string `json:"orphanBlobs"`
+}
+
+// sweepJSON is the response shape of a sweep report.
+func sweepJSON(r service.SweepReport) SweepReport {
+	return SweepReport{AbandonedUploads: r.AbandonedUploads, TempFiles: r.TempFiles, OrphanBlobs: r.OrphanBlobs}
+}
+
+// Rejection is the JSON shape of an upload the virus scanner refused.
+type Rejection struct {
+	ID        string    `json:"id"`
+	Time      time.Time `json:"time"`
+	BucketID  string    `json:"bucketId"`
+	Name      string    `json:"name"`
+	FileID    string    `json:"fileId,omitempty"`
+	UserID    string    `json:"uploadedByUserId,omitempty"`
+	Role      string    `json:"role"`
+	Signature string    `json:"signature"`
+	Size      int64     `json:"size"` // bytes read before the verdict
+}
+
+// rejectionJSON is the response shape of r.
+func rejectionJSON(r *coffer.Rejection) Rejection {
+	return Rejection{ID: r.ID, Time: r.Time, BucketID: r.BucketID, Name: r.Name, FileID: r.FileID,
+		UserID: r.UserID, Role: r.Role, Signature: r.Signature, Size: r.Size}
+}
 
 func (h *Handler) listOrphans(w http.ResponseWriter, r *http.Request) {
 	keys, err := h.svc.ListOrphans(r.Context(), principal(r))
@@ -55,7 +87,7 @@ func (h *Handler) sweep(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, rep)
+	writeJSON(w, http.StatusOK, sweepJSON(rep))
 }
 
 // respondOps answers an ops call in hasura-storage's shape: orphans (blob keys) under
@@ -88,7 +120,7 @@ func (h *Handler) listVirusRejections(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"rejections": recs})
+	writeJSON(w, http.StatusOK, map[string]any{"rejections": each(recs, rejectionJSON)})
 }
 
 // serveMetrics returns the handler of GET /metrics on the API port, which is closed

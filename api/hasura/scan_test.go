@@ -12,8 +12,10 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/scan/clamd/clamdtest"
+	"github.com/coffer/coffer/webhook/payload"
 )
 
 const scanRules = `{"rules":[{"role":"user","buckets":["default"],
@@ -44,9 +46,9 @@ func (e *env) assertNothingStored(t *testing.T, files, blobs int) {
 	}
 }
 
-func (e *env) rejections(t *testing.T) []coffer.Rejection {
+func (e *env) rejections(t *testing.T) []hasura.Rejection {
 	t.Helper()
-	var out struct{ Rejections []coffer.Rejection }
+	var out struct{ Rejections []hasura.Rejection }
 	mustStatus(t, e.do("GET", "/v1/ops/virus-rejections", nil, true), http.StatusOK, &out)
 	return out.Rejections
 }
@@ -57,7 +59,7 @@ func TestVirusScanUploadAndReplace(t *testing.T) {
 	rcv := &hookReceiver{}
 	hooks := httptest.NewServer(rcv)
 	t.Cleanup(hooks.Close)
-	var sub coffer.Subscription
+	var sub hasura.Subscription
 	mustStatus(t, e.do("POST", "/v1/webhooks", strings.NewReader(`{"url":"`+hooks.URL+`","events":["file.rejected"]}`), true), http.StatusCreated, &sub)
 	rcv.mu.Lock()
 	rcv.secret = sub.Secret
@@ -107,7 +109,7 @@ func TestVirusScanUploadAndReplace(t *testing.T) {
 	if len(recs) != 4 {
 		t.Fatalf("%d rejections recorded, want 4: %+v", len(recs), recs)
 	}
-	want := []coffer.Rejection{
+	want := []hasura.Rejection{
 		{BucketID: "default", Name: "clean.txt", FileID: clean.ID, Role: "admin"},
 		{BucketID: "default", Name: "legacy.com", Role: "admin"},
 		{BucketID: "default", Name: "second.com", Role: "admin"},
@@ -120,7 +122,7 @@ func TestVirusScanUploadAndReplace(t *testing.T) {
 			t.Errorf("rejection %d: %+v, want %+v", i, r, w)
 		}
 	}
-	var two struct{ Rejections []coffer.Rejection }
+	var two struct{ Rejections []hasura.Rejection }
 	mustStatus(t, e.do("GET", "/v1/ops/virus-rejections?limit=2", nil, true), http.StatusOK, &two)
 	if len(two.Rejections) != 2 || two.Rejections[0].ID != recs[0].ID {
 		t.Fatalf("limit=2: %+v", two.Rejections)
@@ -134,7 +136,7 @@ func TestVirusScanUploadAndReplace(t *testing.T) {
 		if ev.Type != coffer.FileRejected || ev.Rejection == nil || ev.File != nil || ev.Rejection.Signature != clamdtest.Signature {
 			t.Fatalf("event %+v", ev)
 		}
-		if ev.Rejection.Name == "docs/eicar.com" && (ev.Actor != coffer.Actor{Role: "user", UserID: "u-42"}) {
+		if ev.Rejection.Name == "docs/eicar.com" && (ev.Actor != payload.Actor{Role: "user", UserID: "u-42"}) {
 			t.Fatalf("actor %+v", ev.Actor)
 		}
 	}

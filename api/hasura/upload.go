@@ -165,7 +165,7 @@ func (u *uploadState) readMeta(part *multipart.Part) error {
 	if err != nil {
 		return err
 	}
-	var m service.UploadMeta
+	var m uploadMetaJSON
 	if err := json.Unmarshal([]byte(b), &m); err != nil {
 		return coffer.Errorf(coffer.EINVALID, "metadata[] %d is not a JSON object {id?, name?, metadata?}", u.nMeta)
 	}
@@ -173,7 +173,7 @@ func (u *uploadState) readMeta(part *multipart.Part) error {
 		return err
 	}
 	u.nMeta++
-	return u.up.SetMeta(u.nMeta-1, m)
+	return u.up.SetMeta(u.nMeta-1, m.toMeta())
 }
 
 func (u *uploadState) readFile(part *multipart.Part) error {

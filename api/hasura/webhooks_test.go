@@ -24,6 +24,7 @@ import (
 	"github.com/coffer/coffer/meta/sqlite"
 	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/webhook"
+	"github.com/coffer/coffer/webhook/payload"
 )
 
 // stubResolver answers the webhook guard's lookups from a table, and NXDOMAIN for
@@ -51,7 +52,7 @@ var testResolver = stubResolver{
 
 type hookReceiver struct {
 	mu     sync.Mutex
-	events []coffer.Event
+	events []payload.Event
 	secret string
 	fail   bool
 }
@@ -64,7 +65,7 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
-	var ev coffer.Event
+	var ev payload.Event
 	_ = json.Unmarshal(body, &ev)
 	h.events = append(h.events, ev)
 	if h.fail {
@@ -76,7 +77,7 @@ func (h *hookReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // concurrently and arrive in any order).
 func (h *hookReceiver) types() []string {
 	h.mu.Lock()
-	evs := append([]coffer.Event(nil), h.events...)
+	evs := append([]payload.Event(nil), h.events...)
 	h.mu.Unlock()
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time.Before(evs[j].Time) })
 	var out []string
@@ -145,7 +146,7 @@ func TestWebhookRoutesAndEvents(t *testing.T) {
 	} {
 		mustError(t, e.do("POST", "/v1/webhooks", strings.NewReader(body), true), want)
 	}
-	var sub coffer.Subscription
+	var sub hasura.Subscription
 	mustStatus(t, e.do("POST", "/v1/webhooks", strings.NewReader(`{"url":"`+srv.URL+`/hook"}`), true), http.StatusCreated, &sub)
 	if !strings.HasPrefix(sub.Secret, "whsec_") || sub.ID == "" || len(sub.Events) != 0 {
 		t.Fatalf("created %+v", sub)
@@ -153,7 +154,7 @@ func TestWebhookRoutesAndEvents(t *testing.T) {
 	rcv.mu.Lock()
 	rcv.secret = sub.Secret
 	rcv.mu.Unlock()
-	var list struct{ Webhooks []coffer.Subscription }
+	var list struct{ Webhooks []hasura.Subscription }
 	mustStatus(t, e.do("GET", "/v1/webhooks", nil, true), http.StatusOK, &list)
 	if len(list.Webhooks) != 1 || list.Webhooks[0].Secret != "" || list.Webhooks[0].URL != srv.URL+"/hook" {
 		t.Fatalf("list %+v", list)
@@ -185,7 +186,7 @@ func changeEverything(t *testing.T, e *env) {
 }
 
 func checkDeliveryLog(t *testing.T, e *env, subID string, rcv *hookReceiver, n int) {
-	var log struct{ Deliveries []coffer.Delivery }
+	var log struct{ Deliveries []hasura.Delivery }
 	mustStatus(t, e.do("GET", "/v1/webhooks/"+subID+"/deliveries?state=delivered", nil, true), http.StatusOK, &log)
 	if len(log.Deliveries) != n || log.Deliveries[0].EventType != coffer.BucketDeleted || log.Deliveries[0].LastStatus != 200 {
 		t.Fatalf("delivery log %+v", log.Deliveries)
@@ -209,11 +210,11 @@ func TestWebhookRetriesThenDeadLetter(t *testing.T) {
 	rcv := &hookReceiver{secret: "a-secret-of-sixteen+", fail: true}
 	srv := httptest.NewServer(rcv)
 	t.Cleanup(srv.Close)
-	var sub coffer.Subscription
+	var sub hasura.Subscription
 	mustStatus(t, e.do("POST", "/v1/webhooks", strings.NewReader(
 		`{"url":"`+srv.URL+`","secret":"a-secret-of-sixteen+","events":["file.created"]}`), true), http.StatusCreated, &sub)
 	e.uploadOne("default", "x.txt", []byte("x"))
-	var log struct{ Deliveries []coffer.Delivery }
+	var log struct{ Deliveries []hasura.Delivery }
 	waitUntil(t, "dead letter", func() bool {
 		mustStatus(t, e.do("GET", "/v1/webhooks/"+sub.ID+"/deliveries?state=dead", nil, true), http.StatusOK, &log)
 		return len(log.Deliveries) == 1

@@ -15,6 +15,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/webhook"
+	"github.com/coffer/coffer/webhook/payload"
 )
 
 // eventLog is a webhook receiver on loopback: it checks every signature and counts
@@ -34,7 +35,7 @@ func (l *eventLog) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
-	var ev coffer.Event
+	var ev payload.Event
 	if err := json.Unmarshal(body, &ev); err != nil || ev.Type != coffer.FileCreated || ev.File == nil {
 		l.t.Errorf("receiver: unexpected event %s (%v)", body, err)
 		return

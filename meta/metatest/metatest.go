@@ -27,7 +27,7 @@ type test struct {
 // Run runs the suite. newStore must return a fresh, empty, already migrated store (only
 // the default bucket exists) and arrange for it to be closed when t ends.
 func Run(t *testing.T, newStore func(t *testing.T) meta.Store) {
-	groups := [][]test{bucketTests, uploadTests, fileTests, listTests, filterTests, outboxTests, rejectionTests, nameTests}
+	groups := [][]test{bucketTests, uploadTests, fileTests, listTests, filterTests, outboxTests, payloadTests, rejectionTests, nameTests}
 	for _, g := range groups {
 		for _, tt := range g {
 			t.Run(tt.name, func(t *testing.T) { tt.fn(t, newStore(t)) })

@@ -2,7 +2,6 @@ package metatest
 
 import (
 	"context"
-	"encoding/json"
 	"reflect"
 	"sort"
 	"sync"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/meta"
+	"github.com/coffer/coffer/webhook/payload"
 )
 
 type outboxStore interface {
@@ -62,14 +62,14 @@ func claimAll(t *testing.T, o meta.Outbox) []*meta.Claim {
 
 func decodeEvent(t *testing.T, c *meta.Claim) *coffer.Event {
 	t.Helper()
-	var ev coffer.Event
-	if err := json.Unmarshal(c.Payload, &ev); err != nil {
+	ev, err := payload.Decode(c.Payload)
+	if err != nil {
 		t.Fatalf("payload %s: %v", c.Payload, err)
 	}
 	if ev.ID != c.Delivery.EventID || ev.Type != c.Delivery.EventType {
 		t.Fatalf("payload %s does not match delivery %+v", c.Payload, c.Delivery)
 	}
-	return &ev
+	return ev
 }
 
 func eventTypes(t *testing.T, cs []*meta.Claim) []coffer.EventType {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/meta"
+	"github.com/coffer/coffer/webhook/payload"
 )
 
 // emitFunc stores one event inside the current transaction.
@@ -47,7 +48,7 @@ func (s *Store) subMatch() string {
 // insertEvent stores ev and a delivery per matching subscription; it stores nothing
 // (and returns false) when no subscription matches.
 func (s *Store) insertEvent(ctx context.Context, tx Querier, ev *coffer.Event) (bool, error) {
-	payload, err := meta.EncodeEvent(ev)
+	body, err := payload.Encode(ev)
 	if err != nil {
 		return false, err
 	}
@@ -55,7 +56,7 @@ func (s *Store) insertEvent(ctx context.Context, tx Querier, ev *coffer.Event) (
 	n, err := tx.Exec(ctx, `INSERT INTO webhook_events (id, type, bucket_id, payload, created_at)
 		SELECT CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), `+ts+`
 		WHERE EXISTS (SELECT 1 FROM webhook_subscriptions WHERE `+s.subMatch()+`)`,
-		ev.ID, string(ev.Type), ev.BucketID, string(payload), at, ev.BucketID, needle)
+		ev.ID, string(ev.Type), ev.BucketID, string(body), at, ev.BucketID, needle)
 	if err != nil || n == 0 {
 		return false, err
 	}
