@@ -331,11 +331,21 @@ func TestUploadRequestShape(t *testing.T) {
 // named bucket's MIME and size rules to what arrived, and a commit needs the bucket.
 func TestUploadLater(t *testing.T) {
 	ctx := context.Background()
-	svc, _, _ := newService(t, `{"rules":[{"role":"user","buckets":["default","tiny"],"upload":{}}]}`)
-	maxSize, types := int64(4), []string{"image/*"}
-	_, err := svc.CreateBucket(ctx, coffer.AdminPrincipal(), "tiny", coffer.BucketUpdate{MaxUploadFileSize: &maxSize, AllowedMimeTypes: &types})
-	must(t, err)
+	svc, _, _ := newService(t, `{"rules":[{"role":"user","buckets":["*"],"upload":{}},
+		{"role":"small","buckets":["tiny"],"upload":{"max_size":3}}]}`)
+	for id, u := range map[string]coffer.BucketUpdate{
+		"images": {AllowedMimeTypes: &[]string{"image/*"}},
+		"tiny":   {MaxUploadFileSize: ptr(int64(4))},
+		"big":    {MinUploadFileSize: ptr(int64(10))},
+	} {
+		_, err := svc.CreateBucket(ctx, coffer.AdminPrincipal(), id, u)
+		must(t, err)
+	}
 	wantCode(t, "a role that may upload nowhere", second(svc.BeginUploadLater(ctx, &coffer.Principal{Role: "viewer"})), coffer.EFORBIDDEN)
+	small, err := svc.BeginUploadLater(ctx, &coffer.Principal{Role: "small"})
+	must(t, err)
+	defer small.Abort(ctx)
+	wantCode(t, "above the only bucket's capped maximum", small.AddContent(ctx, "a", "text/plain", strings.NewReader("abcd"), -1), coffer.ETOOLARGE)
 
 	up, err := svc.BeginUploadLater(ctx, user("u1"))
 	must(t, err)
@@ -345,7 +355,9 @@ func TestUploadLater(t *testing.T) {
 	}
 	must(t, up.AddContent(ctx, "a.txt", "text/plain", strings.NewReader("hello"), 5))
 	wantCode(t, "commit before the bucket", second(up.Commit(ctx)), coffer.EINVALID)
-	wantCode(t, "a bucket refusing the type", up.SetBucket(ctx, "tiny"), coffer.EUNSUPPORTED)
+	wantCode(t, "a bucket refusing the type", up.SetBucket(ctx, "images"), coffer.EUNSUPPORTED)
+	wantCode(t, "a bucket with a lower maximum", up.SetBucket(ctx, "tiny"), coffer.ETOOLARGE)
+	wantCode(t, "a bucket with a higher minimum", up.SetBucket(ctx, "big"), coffer.EINVALID)
 	wantCode(t, "a missing bucket", up.SetBucket(ctx, "gone"), coffer.ENOTFOUND)
 	must(t, up.SetBucket(ctx, "default"))
 	wantCode(t, "naming the bucket twice", up.SetBucket(ctx, "default"), coffer.EINVALID)
