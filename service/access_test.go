@@ -204,3 +204,26 @@ func TestSetRules(t *testing.T) {
 	}
 	wantCode(t, "reading once the rules are cleared", third(svc.GetFile(ctx, user("u1"), f.ID)), coffer.EFORBIDDEN)
 }
+
+// A role that may read nothing is refused (EFORBIDDEN) whatever the file id, unless a
+// public bucket exists: then every file it may not read, and every missing one, is
+// "not found", and a public bucket's files are readable by anyone.
+func TestUnreadableAnswer(t *testing.T) {
+	ctx := context.Background()
+	svc, _, _ := newService(t, "")
+	admin, anonymous := coffer.AdminPrincipal(), &coffer.Principal{Role: "anonymous", Anonymous: true}
+	private := named(t, svc, admin, "private.txt")
+	for _, id := range []string{private.ID, coffer.NewFileID(), "not-an-id"} {
+		wantCode(t, "no public bucket, "+id, third(svc.GetFile(ctx, anonymous, id)), coffer.EFORBIDDEN)
+	}
+	_, err := svc.CreateBucket(ctx, admin, "pub", coffer.BucketUpdate{Public: ptr(true)})
+	must(t, err)
+	files, err := upload(svc, admin, "pub", text("open"))
+	must(t, err)
+	for _, id := range []string{private.ID, coffer.NewFileID(), "not-an-id"} {
+		wantCode(t, "a public bucket exists, "+id, third(svc.GetFile(ctx, anonymous, id)), coffer.ENOTFOUND)
+	}
+	if got := read(t, svc, anonymous, files[0].ID); got != "open" {
+		t.Fatalf("anonymous read %q from the public bucket", got)
+	}
+}
