@@ -20,6 +20,7 @@ import (
 // calls; a source containing POISON kills its worker, alone in it.
 type labelEngine struct{ calls atomic.Int64 }
 
+// Transform labels the source with the width, or fails as a crashed worker.
 func (e *labelEngine) Transform(_ context.Context, src io.Reader, o imaging.Options) (*imaging.Result, error) {
 	e.calls.Add(1)
 	data, err := io.ReadAll(src)
@@ -32,9 +33,14 @@ func (e *labelEngine) Transform(_ context.Context, src io.Reader, o imaging.Opti
 	return &imaging.Result{Data: fmt.Appendf(nil, "w=%d:%s", o.Width, data), Format: imaging.PNG, Width: o.Width, Height: 1}, nil
 }
 
+// Supports reports that the engine writes PNG and JPEG.
 func (*labelEngine) Supports(f imaging.Format) bool { return f == imaging.PNG || f == imaging.JPEG }
-func (*labelEngine) Pool() *imaging.Pool            { return imaging.NewPool(1, 1) }
-func (*labelEngine) Close() error                   { return nil }
+
+// Pool returns a pool of one worker, for the gauges.
+func (*labelEngine) Pool() *imaging.Pool { return imaging.NewPool(1, 1) }
+
+// Close does nothing: nothing runs in the background.
+func (*labelEngine) Close() error { return nil }
 
 // pngFile is an upload sniffed as image/png.
 func pngFile(body string) part {

@@ -255,6 +255,7 @@ func TestAbandonedUploadIsSwept(t *testing.T) {
 // failingBody returns some bytes, then the error of a client that went away.
 type failingBody struct{ sent bool }
 
+// Read returns "partial" once, then the error.
 func (b *failingBody) Read(p []byte) (int, error) {
 	if b.sent {
 		return 0, errors.New("connection reset by peer")
