@@ -86,3 +86,23 @@ func TestFailedRulesReloadIsRetried(t *testing.T) {
 		t.Fatalf("%d more reads of the rules after a successful reload", n)
 	}
 }
+
+// Rules an admin sets are installed even when reading them back fails: they are
+// stored, and a node must not keep enforcing the rules they replaced.
+func TestSetRulesWhileReloadFails(t *testing.T) {
+	ctx := context.Background()
+	store := &flakyRules{Store: openSQLite(t)}
+	svc, err := service.New(service.DefaultConfig(), store, blob.New(memblob.New()), service.Caches{}, slog.New(slog.DiscardHandler))
+	must(t, err)
+	must(t, svc.LoadRules(ctx, []byte(`{"rules":[]}`)))
+	f := put(t, svc, coffer.AdminPrincipal(), "", "abc")
+	reader := &coffer.Principal{Role: "reader"}
+	if _, _, err := svc.GetFile(ctx, reader, f.ID); coffer.ErrorCode(err) != coffer.EFORBIDDEN {
+		t.Fatalf("reading without rules: %v", err)
+	}
+	store.failing.Store(true)
+	must(t, svc.SetRules(ctx, coffer.AdminPrincipal(), []byte(`{"rules":[{"role":"reader","buckets":["default"],"read":{}}]}`)))
+	if got := read(t, svc, reader, f.ID); got != "abc" {
+		t.Fatalf("read %q under the new rules", got)
+	}
+}
