@@ -123,7 +123,7 @@ func requireAdmin(p *coffer.Principal) error {
 // existence never leaks.
 func errFileNotFound() error { return coffer.Errorf(coffer.ENOTFOUND, "file not found") }
 
-// deleteBlobLater removes a blob that no row references any more; failures are logged
+// deleteBlob removes a blob that no row references any more; failures are logged
 // and left to the sweeper.
 func (s *Service) deleteBlob(ctx context.Context, key string) {
 	ctx = context.WithoutCancel(ctx)
