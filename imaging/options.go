@@ -112,8 +112,9 @@ func (o Options) Normalize() Options {
 // Parse reads transform options from a query: w and h (1..8192), q (1..100), b (blur
 // sigma 0..100), f (auto, same, jpeg/jpg, png, webp, avif), fit (cover, contain, fill,
 // inside, outside), crop or gravity (center, north, ..., southwest, attention/smart,
-// entropy) and r (rotation: 0, 90, 180, 270 degrees clockwise). Values are case-insensitive; other parameters are ignored. A bad or
-// repeated parameter is EINVALID with a message that names it. The result is normalised.
+// entropy) and r (rotation: 0, 90, 180, 270 degrees clockwise). Values are
+// case-insensitive; other parameters are ignored. A bad or repeated parameter is
+// EINVALID with a message that names it. The result is normalised.
 func Parse(q url.Values) (Options, error) {
 	var o Options
 	for _, p := range params {

@@ -148,8 +148,9 @@ func outputFormat(f, source imaging.Format) imaging.Format {
 
 // resize decodes with shrink-on-load and autorotation to exactly plan.Resize, or for
 // smart crops straight to the output size, each before the turn (Plan.Turn), then
-// turns the image by plan.Rotate. Turning belongs to this step, next to the EXIF autorotation, so that
-// the crop step and the step list (Result.Steps) stay as they are.
+// turns the image by plan.Rotate. Turning belongs to this step, next to the EXIF
+// autorotation, so that the crop step and the step list (Result.Steps) stay as
+// they are.
 func (j *job) resize() error {
 	size, crop, mode := j.plan.Turn(j.plan.Resize), govips.InterestingNone, govips.SizeForce
 	if j.plan.Smart { // libvips' search is the same along either axis: crop, then turn
