@@ -48,10 +48,12 @@ func Cost(h Header, p Plan, sigma float64) int64 {
 }
 
 // jpegShrink is the shrink-on-load factor (1, 2, 4 or 8) libvips' thumbnail uses for
-// a JPEG, conservatively: it block-shrinks to at least twice the target size.
+// a JPEG, conservatively: it block-shrinks to at least twice the target size, which
+// is Resize before the plan's turn.
 func jpegShrink(h Header, p Plan) int {
 	w, ht := h.Oriented()
-	f := min(float64(w)/float64(max(p.Resize.X, 1)), float64(ht)/float64(max(p.Resize.Y, 1)))
+	r := p.Turn(p.Resize)
+	f := min(float64(w)/float64(max(r.X, 1)), float64(ht)/float64(max(r.Y, 1)))
 	switch {
 	case f >= 16:
 		return 8

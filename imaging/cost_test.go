@@ -58,3 +58,18 @@ func TestCostMonotonic(t *testing.T) {
 		}
 	}
 }
+
+// A quarter turn changes which side of the source a JPEG's shrink-on-load compares
+// with: turning a 4000×1000 source and asking for 250 px wide is the work of asking
+// for 1000 px wide without the turn (a 4× shrink-on-load), not of a full decode.
+func TestCostOfRotation(t *testing.T) {
+	h := Header{Format: JPEG, Width: 4000, Height: 1000, Frames: 1}
+	turned := Cost(h, Options{Width: 250, Rotate: 90}.Plan(h.Oriented()), 0)
+	plain := Cost(h, Options{Width: 1000}.Plan(h.Oriented()), 0)
+	if turned != plain {
+		t.Errorf("cost of r=90 w=250: %d, want %d as for w=1000", turned, plain)
+	}
+	if half := Cost(h, Options{Width: 1000, Rotate: 180}.Plan(h.Oriented()), 0); half != plain {
+		t.Errorf("cost of r=180 w=1000: %d, want %d", half, plain)
+	}
+}

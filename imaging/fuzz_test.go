@@ -15,7 +15,7 @@ func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"", "w=800", "w=800&h=600&fit=cover&crop=north&b=2&q=70&f=webp", "f=auto&b=.5",
 		"w=1&w=2", "gravity=smart&h=3&w=9", "f=png&q=1", "b=100.00&fit=contain&w=1&h=1",
-		"X-Coffer-Signature=x&w=10", "w=%00", "b=1e2",
+		"X-Coffer-Signature=x&w=10", "w=%00", "b=1e2", "r=90&w=10&h=3", "r=270&h=5&fit=contain", "r=45",
 	} {
 		f.Add(s)
 	}
@@ -80,18 +80,20 @@ func FuzzNegotiate(f *testing.F) {
 // gives o.Normalize(). The image worker relies on it: the server sends the canonical
 // string and the worker transforms what it parses.
 func FuzzCanonical(f *testing.F) {
-	f.Add(800, 600, 0, 2.0, uint8(4), uint8(2), uint8(0), "")
-	f.Add(0, 10, 100, 0.005, uint8(1), uint8(9), uint8(10), "")
-	f.Add(0, 0, 0, 0.0, uint8(0), uint8(0), uint8(0), "")
-	f.Add(1, 1, 1, 99.999, uint8(3), uint8(0), uint8(0), "")
-	f.Add(5, 5, 0, 0.0, uint8(99), uint8(99), uint8(99), "bmp")
+	f.Add(800, 600, 0, 2.0, uint8(4), uint8(2), uint8(0), uint8(0), "")
+	f.Add(0, 10, 100, 0.005, uint8(1), uint8(9), uint8(10), uint8(1), "")
+	f.Add(0, 0, 0, 0.0, uint8(0), uint8(0), uint8(0), uint8(2), "")
+	f.Add(1, 1, 1, 99.999, uint8(3), uint8(0), uint8(0), uint8(3), "")
+	f.Add(5, 5, 0, 0.0, uint8(99), uint8(99), uint8(99), uint8(45), "bmp")
 	formats := []Format{FormatKeep, FormatAuto, JPEG, PNG, WebP, AVIF}
 	fits := []Fit{"", FitInside, FitOutside, FitCover, FitContain, FitFill}
 	gravities := []Gravity{"", GravityCenter, GravityNorth, GravitySouth, GravityEast, GravityWest, GravityNorthEast,
 		GravityNorthWest, GravitySouthEast, GravitySouthWest, GravityAttention, GravityEntropy}
-	f.Fuzz(func(t *testing.T, w, h, q int, b float64, fi, fiti, gi uint8, name string) {
+	rotations := []int{0, 90, 180, 270}
+	f.Fuzz(func(t *testing.T, w, h, q int, b float64, fi, fiti, gi, ri uint8, name string) {
 		o := Options{Width: w, Height: h, Quality: q, Blur: b,
-			Format: pick(formats, fi, Format(name)), Fit: pick(fits, fiti, Fit(name)), Gravity: pick(gravities, gi, Gravity(name))}
+			Format: pick(formats, fi, Format(name)), Fit: pick(fits, fiti, Fit(name)), Gravity: pick(gravities, gi, Gravity(name)),
+			Rotate: pick(rotations, ri, int(ri))}
 		if o.Validate() != nil {
 			return
 		}
@@ -116,7 +118,7 @@ func pick[T any](names []T, i uint8, other T) T {
 // and accepts only the canonical form of valid, normalised options.
 func FuzzParseCanonical(f *testing.F) {
 	for _, s := range []string{"", "q=80&w=10", "w=10", "b=2&f=webp&q=80&w=400", "f=png&fit=cover&gravity=center&h=20&w=10",
-		"q=80&w=010", "Q=80", "q=80;w=1", "%zz", "q=80&w=10&w=10", "f=jpg&q=80", "b=0.5&q=80&w=1"} {
+		"q=80&w=010", "Q=80", "q=80;w=1", "%zz", "q=80&w=10&w=10", "f=jpg&q=80", "b=0.5&q=80&w=1", "q=80&r=90&w=10", "q=80&r=0"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -32,11 +32,20 @@ func TestPlan(t *testing.T) {
 		{"cover south", Options{Width: 100, Height: 100, Fit: FitCover, Gravity: GravitySouth}, 200, 400, image.Pt(100, 200), image.Rect(0, 100, 100, 200), image.Pt(100, 100), image.Point{}},
 		{"cover northwest", Options{Width: 100, Height: 100, Fit: FitCover, Gravity: GravityNorthWest}, 200, 400, image.Pt(100, 200), image.Rect(0, 0, 100, 100), image.Pt(100, 100), image.Point{}},
 		{"cover southeast", Options{Width: 50, Height: 100, Fit: FitCover, Gravity: GravitySouthEast}, 400, 400, image.Pt(100, 100), image.Rect(50, 0, 100, 100), image.Pt(50, 100), image.Point{}},
+		// With r, w, h, fit and gravity refer to the rotated image: a quarter turn swaps the source's sides.
+		{"90 width", Options{Width: 150, Rotate: 90}, 400, 300, image.Pt(150, 200), image.Rect(0, 0, 150, 200), image.Pt(150, 200), image.Point{}},
+		{"270 no size", Options{Rotate: 270}, 400, 300, image.Pt(300, 400), image.Rect(0, 0, 300, 400), image.Pt(300, 400), image.Point{}},
+		{"180 keeps sides", Options{Width: 200, Rotate: 180}, 400, 300, image.Pt(200, 150), image.Rect(0, 0, 200, 150), image.Pt(200, 150), image.Point{}},
+		{"90 cover north", Options{Width: 100, Height: 100, Fit: FitCover, Gravity: GravityNorth, Rotate: 90}, 400, 200, image.Pt(100, 200), image.Rect(0, 0, 100, 100), image.Pt(100, 100), image.Point{}},
+		{"270 cover center", Options{Width: 100, Height: 100, Fit: FitCover, Gravity: GravityCenter, Rotate: 270}, 400, 200, image.Pt(100, 200), image.Rect(0, 50, 100, 150), image.Pt(100, 100), image.Point{}},
+		{"90 contain", Options{Width: 100, Height: 100, Fit: FitContain, Rotate: 90}, 400, 200, image.Pt(50, 100), image.Rect(0, 0, 50, 100), image.Pt(100, 100), image.Pt(25, 0)},
+		{"90 inside", Options{Width: 100, Height: 100, Fit: FitInside, Rotate: 90}, 400, 200, image.Pt(50, 100), image.Rect(0, 0, 50, 100), image.Pt(50, 100), image.Point{}},
+		{"90 fill", Options{Width: 100, Height: 30, Fit: FitFill, Rotate: 90}, 400, 200, image.Pt(100, 30), image.Rect(0, 0, 100, 30), image.Pt(100, 30), image.Point{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.o.Plan(tt.srcW, tt.srcH)
-			want := Plan{Resize: tt.resize, Crop: tt.crop, Canvas: tt.canvas, Offset: tt.offset}
+			want := Plan{Resize: tt.resize, Rotate: tt.o.Rotate, Crop: tt.crop, Canvas: tt.canvas, Offset: tt.offset}
 			if p != want {
 				t.Errorf("Plan = %+v, want %+v", p, want)
 			}
@@ -87,4 +96,43 @@ func checkPlan(t *testing.T, o Options, sw, sh int, p Plan) {
 // near reports whether n is x rounded, or 1 for x below 1.
 func near(n int, x float64) bool {
 	return math.Abs(float64(n)-x) <= 0.5000001 || n == 1 && x < 1
+}
+
+// TestPlanTurn: Turn swaps the sides of a size for a quarter turn only.
+func TestPlanTurn(t *testing.T) {
+	for rot, want := range map[int]image.Point{0: image.Pt(200, 150), 90: image.Pt(150, 200), 180: image.Pt(200, 150), 270: image.Pt(150, 200)} {
+		if got := (Plan{Rotate: rot}).Turn(image.Pt(200, 150)); got != want {
+			t.Errorf("Turn by %d = %v, want %v", rot, got, want)
+		}
+	}
+}
+
+// TestPlanRotateSwapsSource checks on many shapes and every fit that a plan with a
+// quarter turn is the plan of the source with its sides swapped, and that a half turn
+// changes no size.
+func TestPlanRotateSwapsSource(t *testing.T) {
+	sizes := []int{1, 3, 100, 333, 4001}
+	for _, fit := range []Fit{FitInside, FitOutside, FitCover, FitContain, FitFill} {
+		for _, sw := range sizes {
+			for _, sh := range sizes {
+				for _, wh := range [][2]int{{100, 37}, {640, 480}, {0, 50}, {50, 0}} {
+					for _, rot := range []int{90, 180, 270} {
+						o := Options{Width: wh[0], Height: wh[1], Fit: fit, Rotate: rot}.Normalize()
+						p := o.Plan(sw, sh)
+						sw2, sh2 := sw, sh
+						if rot != 180 {
+							sw2, sh2 = sh, sw
+						}
+						o.Rotate = 0
+						want := o.Plan(sw2, sh2)
+						want.Rotate = rot
+						if p != want {
+							t.Errorf("Plan(%+v, %dx%d) with r=%d = %+v, want %+v", o, sw, sh, rot, p, want)
+						}
+						checkPlan(t, o, sw2, sh2, p)
+					}
+				}
+			}
+		}
+	}
 }

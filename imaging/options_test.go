@@ -48,6 +48,10 @@ func TestParse(t *testing.T) {
 		{"f=same", Options{}},
 		{"f=auto", Options{Format: FormatAuto, Quality: 80}},
 		{"f=avif&q=40", Options{Format: AVIF, Quality: 40}},
+		{"r=90", Options{Rotate: 90, Quality: 80}},
+		{"r=0180&w=10", Options{Rotate: 180, Width: 10, Quality: 80}},
+		{"r=270&w=10&h=20&crop=north", Options{Rotate: 270, Width: 10, Height: 20, Quality: 80, Fit: FitCover, Gravity: GravityNorth}},
+		{"r=0", Options{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
@@ -96,6 +100,13 @@ func TestParseErrors(t *testing.T) {
 		{"w=1&w=2", "invalid w: must be given at most once"},
 		{"w=1&w=1", "invalid w: must be given at most once"},
 		{"crop=north&gravity=north", "invalid gravity: gravity and crop are the same parameter, give one"},
+		{"r=45", "invalid r: must be one of 0, 90, 180, 270"},
+		{"r=360", "invalid r: must be one of 0, 90, 180, 270"},
+		{"r=-90", "invalid r: must be one of 0, 90, 180, 270"},
+		{"r=90.0", "invalid r: must be one of 0, 90, 180, 270"},
+		{"r=", "invalid r: must be one of 0, 90, 180, 270"},
+		{"r=left", "invalid r: must be one of 0, 90, 180, 270"},
+		{"r=90&r=90", "invalid r: must be given at most once"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.query, func(t *testing.T) {
@@ -114,7 +125,7 @@ func TestParseErrors(t *testing.T) {
 // and different ones do not.
 func TestCanonicalEquivalence(t *testing.T) {
 	groups := [][]string{
-		{"", "fit=cover", "crop=north", "b=0", "f=same", "X-Coffer-Expires=1"},
+		{"", "fit=cover", "crop=north", "b=0", "f=same", "X-Coffer-Expires=1", "r=0", "r=000"},
 		{"w=800", "w=800&q=80", "W=3&w=0800&b=0", "w=800&fit=fill&crop=east"},
 		{"w=800&h=600&fit=inside", "h=600&w=800&fit=inside", "w=800&h=600&fit=INSIDE&q=80", "w=800&h=600&crop=west&fit=inside"},
 		{"w=8&h=6", "w=8&h=6&fit=cover", "w=8&h=6&crop=center", "w=8&h=6&gravity=centre&fit=cover"},
@@ -125,6 +136,11 @@ func TestCanonicalEquivalence(t *testing.T) {
 		{"q=80"},
 		{"q=50"},
 		{"f=auto"},
+		{"r=90", "r=090", "r=90&q=80"},
+		{"r=180"},
+		{"r=270"},
+		{"w=8&h=6&r=90", "r=90&h=6&w=8&fit=cover&crop=center"},
+		{"w=8&h=6&r=270"},
 	}
 	seen := map[string]int{}
 	for i, g := range groups {
@@ -157,6 +173,8 @@ func TestCanonicalForm(t *testing.T) {
 		{"w=400&h=300&fit=inside", "fit=inside&h=300&q=80&w=400"},
 		{"w=400&h=300&crop=southeast", "fit=cover&gravity=southeast&h=300&q=80&w=400"},
 		{"b=0.5&f=png", "b=0.5&f=png"},
+		{"w=400&h=300&r=90", "fit=cover&gravity=center&h=300&q=80&r=90&w=400"},
+		{"r=0&w=400", "q=80&w=400"},
 	}
 	for _, tt := range tests {
 		got := canonical(t, tt.query)
@@ -171,7 +189,7 @@ func TestCanonicalForm(t *testing.T) {
 }
 
 func TestParseCanonicalRefusesOtherForms(t *testing.T) {
-	for _, s := range []string{"w=0800", "w=800&q=80", "w=800", "f=JPEG&q=80", "w=1&w=1&q=80", "%zz"} {
+	for _, s := range []string{"w=0800", "w=800&q=80", "w=800", "f=JPEG&q=80", "w=1&w=1&q=80", "%zz", "q=80&r=090", "q=80&r=0", "q=80&r=45", "r=90"} {
 		if _, err := ParseCanonical(s); coffer.ErrorCode(err) != coffer.EINVALID {
 			t.Errorf("ParseCanonical(%q) = %v, want EINVALID", s, err)
 		}
@@ -186,6 +204,8 @@ func TestNormalizeIdempotent(t *testing.T) {
 		{Blur: 0.004},
 		{Quality: 50, Format: PNG, Width: 2},
 		{Format: WebP},
+		{Rotate: 270},
+		{Rotate: 90, Width: 5, Height: 7, Gravity: GravityEast},
 	}
 	for _, o := range opts {
 		n := o.Normalize()
@@ -213,6 +233,10 @@ func TestValidate(t *testing.T) {
 		{Options{Format: "JPEG"}, coffer.EINVALID},
 		{Options{Fit: "stretch"}, coffer.EINVALID},
 		{Options{Gravity: "top"}, coffer.EINVALID},
+		{Options{Rotate: 90}, ""},
+		{Options{Rotate: 45}, coffer.EINVALID},
+		{Options{Rotate: -90}, coffer.EINVALID},
+		{Options{Rotate: 360}, coffer.EINVALID},
 	}
 	for _, tt := range tests {
 		if got := coffer.ErrorCode(tt.o.Validate()); got != tt.code {

@@ -141,6 +141,50 @@ func TestTransformParamsMatter(t *testing.T) {
 	mustStatus(t, resp, http.StatusNotModified, nil)
 }
 
+// r turns the image clockwise before it is resized: a quarter turn swaps the
+// output's sides and w, h refer to the turned image. Each rotation is a variant of
+// its own (ETag, cache key); r=0 is no transformation. A presigned URL carries r.
+func TestTransformRotate(t *testing.T) {
+	e, path, srcTag := imageEnv(t) // 640×480
+	tags := map[string]string{srcTag: "source"}
+	for _, c := range []struct {
+		query string
+		w, h  int
+	}{
+		{"r=90", 480, 640}, {"r=270&f=png", 480, 640}, {"r=180", 640, 480}, {"r=90&w=120", 120, 160},
+		{"r=90&w=100&h=50", 100, 50}, {"r=90&h=160&fit=inside", 120, 160},
+	} {
+		resp := e.do("GET", path+"?"+c.query, nil, true)
+		body := mustStatus(t, resp, http.StatusOK, nil)
+		if w, h := decode(t, strings.TrimPrefix(resp.Header.Get("Content-Type"), "image/"), body); w != c.w || h != c.h {
+			t.Errorf("%s: %dx%d, want %dx%d", c.query, w, h, c.w, c.h)
+		}
+		tag := resp.Header.Get("Etag")
+		if other, dup := tags[tag]; dup {
+			t.Errorf("%s: ETag %s, as for %s", c.query, tag, other)
+		}
+		tags[tag] = c.query
+	}
+	resp := e.do("GET", path+"?r=0", nil, true)
+	if tag := resp.Header.Get("Etag"); tag != srcTag {
+		t.Errorf("r=0: ETag %s, want the source's %s", tag, srcTag)
+	}
+	mustStatus(t, resp, http.StatusOK, nil)
+	msg := mustError(t, e.do("GET", path+"?r=45", nil, true), http.StatusBadRequest)
+	if !strings.Contains(msg, "invalid r: must be one of 0, 90, 180, 270") {
+		t.Errorf("r=45: message %q", msg)
+	}
+	var out struct{ URL string }
+	mustStatus(t, e.do("GET", path+"/presignedurl?w=60&r=90", nil, true), http.StatusOK, &out)
+	resp, err := http.Get(out.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, h := decode(t, "jpeg", mustStatus(t, resp, http.StatusOK, nil)); w != 60 || h != 80 || !strings.Contains(out.URL, "r=90") {
+		t.Errorf("presigned %s: %dx%d, want 60x80", out.URL, w, h)
+	}
+}
+
 func TestTransformBadParams(t *testing.T) {
 	e, path, _ := imageEnv(t)
 	for q, name := range map[string]string{

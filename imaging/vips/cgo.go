@@ -11,6 +11,8 @@ import "C"
 import (
 	"errors"
 	"unsafe"
+
+	govips "github.com/davidbyttow/govips/v2/vips"
 )
 
 // allowedLoaders are the libvips loader classes left unblocked: the formats that
@@ -48,4 +50,22 @@ func setBlocked(class string, blocked bool) {
 // allocates from many threads, and one arena per thread keeps freed memory mapped.
 func limitArenas() {
 	C.mallopt(C.M_ARENA_MAX, 2)
+}
+
+// toMemory renders the image ref holds into memory, in place (vips_image_wio_input):
+// operations that read their input out of order, such as a quarter turn, then work
+// on a sequentially loaded source, as libvips' thumbnail does before it applies an
+// EXIF orientation. The memory is the image's width × height × pixel size. Only for
+// an image no other goroutine uses; a kill flag set on it stops the rendering.
+func toMemory(ref *govips.ImageRef) error {
+	p := imagePointer(ref)
+	if p == nil {
+		return errors.New("no libvips image to render into memory")
+	}
+	if C.vips_image_wio_input(p) != 0 {
+		msg := C.vips_error_buffer_copy()
+		defer C.g_free(C.gpointer(msg))
+		return errors.New(C.GoString(msg))
+	}
+	return nil
 }

@@ -51,9 +51,24 @@ func encodeError(err error, f imaging.Format) error {
 	case containsAny(msg, []string{"encoder", "unsupported compression"}):
 		return &coffer.Error{Code: coffer.ENOTIMPLEMENTED, Message: string(f) + " output is not available on this server", Err: errors.New(msg)}
 	case containsAny(msg, damaged):
-		return &coffer.Error{Code: coffer.EUNSUPPORTED, Message: "image file is damaged or truncated", Err: errors.New(msg)}
+		return damagedError(msg)
 	}
 	return coffer.Internal(errors.New(msg), "image transformation failed while encoding")
+}
+
+// renderError classifies an error of rendering pixels before the encode step (libvips
+// decodes then): a decoder complaint is a damaged source (EUNSUPPORTED), anything
+// else EINTERNAL.
+func renderError(err error, doing string) error {
+	if msg := vipsMessage(err); containsAny(msg, damaged) {
+		return damagedError(msg)
+	}
+	return opError(err, doing)
+}
+
+// damagedError is EUNSUPPORTED for a source libvips could not decode.
+func damagedError(msg string) error {
+	return &coffer.Error{Code: coffer.EUNSUPPORTED, Message: "image file is damaged or truncated", Err: errors.New(msg)}
 }
 
 func containsAny(s string, fragments []string) bool {

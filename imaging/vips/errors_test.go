@@ -27,6 +27,8 @@ func TestErrorClassification(t *testing.T) {
 		{"encode no encoder", encodeError(errors.New("heifsave: Unsupported compression"), imaging.AVIF), coffer.ENOTIMPLEMENTED, "avif output is not available", ""},
 		{"encode no av1", encodeError(errors.New("heifsave: no encoder for AV1"), imaging.AVIF), coffer.ENOTIMPLEMENTED, "avif output", ""},
 		{"encode other", encodeError(errors.New("vips_region_prepare: out of order read"+stack), imaging.JPEG), coffer.EINTERNAL, "internal error", "out of order read"},
+		{"render decodes damaged", renderError(errors.New("VipsJpeg: Premature end of JPEG file"+stack), "rotating"), coffer.EUNSUPPORTED, "damaged", "Premature end"},
+		{"render other", renderError(errors.New("vips_image_wio_input: out of memory"+stack), "rotating"), coffer.EINTERNAL, "internal error", "out of memory"},
 		{"op", opError(errors.New("extract_area: bad extract area"+stack), "cropping"), coffer.EINTERNAL, "internal error", "bad extract area"},
 	}
 	for _, tt := range tests {

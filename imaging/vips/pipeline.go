@@ -147,11 +147,14 @@ func outputFormat(f, source imaging.Format) imaging.Format {
 }
 
 // resize decodes with shrink-on-load and autorotation to exactly plan.Resize, or for
-// smart crops straight to the output size.
+// smart crops straight to the output size, each before the turn (Plan.Turn), then
+// turns the image by plan.Rotate. Turning belongs to this step, next to the EXIF
+// autorotation, so that the crop step and the step list (Result.Steps) stay as
+// they are.
 func (j *job) resize() error {
-	size, crop, mode := j.plan.Resize, govips.InterestingNone, govips.SizeForce
-	if j.plan.Smart {
-		size, crop, mode = j.plan.Canvas, interesting(j.opts.Gravity), govips.SizeBoth
+	size, crop, mode := j.plan.Turn(j.plan.Resize), govips.InterestingNone, govips.SizeForce
+	if j.plan.Smart { // libvips' search is the same along either axis: crop, then turn
+		size, crop, mode = j.plan.Turn(j.plan.Canvas), interesting(j.opts.Gravity), govips.SizeBoth
 	}
 	img, err := govips.LoadThumbnailFromBuffer(j.src, size.X, size.Y, crop, mode, nil)
 	if err != nil {
@@ -160,6 +163,31 @@ func (j *job) resize() error {
 	j.img = img
 	if got := image.Pt(img.Width(), img.Height()); got != size {
 		return coffer.Errorf(coffer.EINTERNAL, "libvips thumbnail made %v, want %v", got, size)
+	}
+	return j.rotate()
+}
+
+// rotate turns the image clockwise by plan.Rotate degrees (0: not at all). A turn
+// reads its input out of order, which a sequentially decoded source cannot serve, so
+// the scaled image is rendered into memory first (Config.MaxOutputPixels bounds it).
+func (j *job) rotate() error {
+	var angle govips.Angle
+	switch j.plan.Rotate {
+	case 90:
+		angle = govips.Angle90
+	case 180:
+		angle = govips.Angle180
+	case 270:
+		angle = govips.Angle270
+	default:
+		return nil
+	}
+	j.kill.track(j.img) // toMemory renders: let kill stop it
+	if err := toMemory(j.img); err != nil {
+		return renderError(err, "rotating")
+	}
+	if err := j.img.Rotate(angle); err != nil {
+		return opError(err, "rotating")
 	}
 	return nil
 }
