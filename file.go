@@ -99,7 +99,7 @@ type Page struct {
 type ListOptions struct {
 	BucketID string
 	Prefix   string
-	Limit    int    // 1..1000
+	Limit    int    // 1..1000; 0 means the default, 100 (meta.DefaultListLimit)
 	Cursor   string // opaque, from a previous Page.Next
 	// Filter, when set, keeps only files it matches under Vars (a role's read rule):
 	// applied in the query, so paging stays correct and nothing else leaks.

@@ -195,7 +195,7 @@ func (s *Service) ListFiles(ctx context.Context, p *coffer.Principal, opt coffer
 		opt.Filter, opt.Vars = perm.Filter, p.Session
 	}
 	if opt.Limit < 0 || opt.Limit > 1000 {
-		return coffer.Page{}, coffer.Errorf(coffer.EINVALID, "limit must be between 1 and 1000")
+		return coffer.Page{}, coffer.Errorf(coffer.EINVALID, "limit must be between 1 and 1000 (0: the default, 100)")
 	}
 	return s.meta.ListFiles(ctx, opt)
 }
