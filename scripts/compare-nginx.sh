@@ -247,6 +247,9 @@ targets() { # scenario -> its targets, one a line: NAME<TAB>PID<TAB>URL<TAB>[LIS
 scenarios=(hot-100k files-10k users-1k 5m)
 [ "$skip_large" = 1 ] || scenarios+=(45m)
 [ -z "$only" ] || IFS=, read -ra scenarios <<<"$only"
+for s in "${scenarios[@]}"; do
+  case $s in hot-100k | files-10k | users-1k | 5m | 45m) ;; *) echo "compare-nginx: unknown scenario $s" >&2; exit 2 ;; esac
+done
 echo "round scenario target req/s bytes/s p50_ms p99_ms cpu_us/req load1 connect read write timeout non2xx requests"
 for r in $(seq "$rounds"); do
   for s in "${scenarios[@]}"; do
