@@ -8,8 +8,11 @@ tcp_nopush off, then head/base ratios when two coffer builds ran.
 
   report.py RESULTS ROUNDS DURATION
 
-A target with any socket error, timeout or non-2xx response in any round is INVALID: its
-medians are printed, its ratios are not (nor are ratios against an INVALID nginx).
+A target with any socket error, timeout or non-2xx response in any round, or a round with
+no completed response, is INVALID: its medians are printed, its ratios are not (nor are
+ratios against an INVALID nginx). wrk counts a timeout when a response completes later
+than --timeout (it then closes the connection); the script's 2 s for 100 KB files and 30 s
+for 5 MB and 45 MB files make any timeout a sign of a stalled server, not of a slow file.
 """
 import statistics
 import sys
@@ -28,7 +31,7 @@ def read(path):
         _, scen, target = f[:3]
         nums = [float(x) for x in f[3:9]]
         errs = [int(x) for x in f[9:14]]
-        runs.setdefault((scen, target), []).append(dict(zip(FIELDS, nums), errs=errs))
+        runs.setdefault((scen, target), []).append(dict(zip(FIELDS, nums), errs=errs, reqs=int(f[14])))
     return runs
 
 
@@ -39,8 +42,9 @@ def med(rs, k):
 def problems(rs):
     """'' for a valid target, else what made it INVALID, summed over its rounds."""
     c, r, w, t, n = (sum(x["errs"][i] for x in rs) for i in range(5))
+    empty = sum(1 for x in rs if x["reqs"] == 0)
     bad = [f"{v} {k}" for k, v in (("timeouts", t), ("connect errors", c), ("read errors", r),
-                                   ("write errors", w), ("non-2xx", n)) if v]
+                                   ("write errors", w), ("non-2xx", n), ("runs with no response", empty)) if v]
     return ", ".join(bad)
 
 
@@ -50,16 +54,23 @@ def ratio(rs, base, k):
     return f"{med(rs, k) / med(base, k):.2f}x"
 
 
+def rounds(rs, base):
+    """req/s against nginx in each round (the runs of one round are adjacent)."""
+    if base is None or problems(rs) or problems(base):
+        return "-"
+    return " ".join(f"{x['rps'] / y['rps']:.2f}" for x, y in zip(rs, base) if y["rps"] > 0)
+
+
 def table(runs):
     print("| scenario | server | req/s | MB/s | p50 ms | p99 ms | CPU µs/req | load (1 min) "
-          "| req/s vs nginx | p99 vs nginx | CPU/req vs nginx | valid |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+          "| req/s vs nginx | each round | p99 vs nginx | CPU/req vs nginx | valid |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     for (scen, target), rs in runs.items():
         base = runs.get((scen, BASE))
         bad = problems(rs)
         print(f"| {scen} | {target} | {med(rs, 'rps'):,.0f} | {med(rs, 'bps') / 1e6:,.1f} | "
               f"{med(rs, 'p50'):,.2f} | {med(rs, 'p99'):,.2f} | {med(rs, 'cpu'):.1f} | {med(rs, 'load'):.2f} | "
-              f"{ratio(rs, base, 'rps')} | {ratio(rs, base, 'p99')} | {ratio(rs, base, 'cpu')} | "
+              f"{ratio(rs, base, 'rps')} | {rounds(rs, base)} | {ratio(rs, base, 'p99')} | {ratio(rs, base, 'cpu')} | "
               f"{'INVALID (' + bad + ')' if bad else 'valid'} |")
 
 
