@@ -2,31 +2,49 @@
 # Side-by-side load test of coffer against nginx serving the same files from disk, on
 # this machine, loopback only. Installs nginx and wrk from apt if missing.
 #
-#   scripts/compare-nginx.sh [--base REV] [--no-large] [ROUNDS=3] [DURATION=10s]
+#   scripts/compare-nginx.sh [--base REV] [--no-large] [--only S1,S2] [ROUNDS=3] [DURATION=10s]
 #
 # --base REV also builds coffer at git revision REV and runs it beside this checkout's,
 # alternating the two builds in every round, and prints head/base ratios (the check that
-# a refactor kept the hot path's speed). --no-large skips the 45 MB scenarios.
+# a refactor kept the hot path's speed). --no-large skips the 45 MB scenario; --only runs
+# just the scenarios named (from the list below).
 #
-# Runs, alternating targets within each round (A B C A B C ...) so a noisy machine
-# slows all alike, then prints medians and ratios to nginx:
-#   100 KB file, 100 connections: nginx, coffer public bucket (anonymous), coffer
-#     private bucket with a JWT checked against an owner rule;
-#   45 MB file, 50 connections: nginx, coffer public bucket; coffer's peak RSS.
-# Also reports coffer's idle RSS right after start (the server alone: its image worker
-# starts with the first transformation, which this script does not ask for).
+# nginx is set up as a competent operator would: 2 workers (one per core), sendfile,
+# open_file_cache (coffer keeps hot files open, so nginx does too), keepalive_requests
+# high, no access log; one server block with tcp_nopush off and one with it on, and every
+# nginx scenario runs on both. Ratios are against tcp_nopush off.
+# Scenarios (wrk -t2; connections; wrk's --timeout):
+#   hot-100k   one 100 KB file (c=100, 2 s): nginx; coffer public bucket (anonymous) and
+#              private bucket with a JWT checked against an owner rule
+#   files-10k  10,000 distinct 100 KB files, round-robin (c=100, 2 s): nginx; coffer public
+#   users-1k   1,000 users, each with its own JWT reading its own 100 KB file under the
+#              owner rule (c=100, 2 s): nginx serves the same 1,000 files plain; coffer
+#   5m         one 5 MB file (c=50, 30 s): nginx; coffer public
+#   45m        one 45 MB file (c=50, 30 s): nginx; coffer public
+# Every round runs each scenario's targets back to back (the order reversed in even
+# rounds), so a noisy machine slows all alike. Each run records req/s, bytes/s, p50, p99,
+# the server's CPU per request (utime+stime of the server and its children, /proc),
+# wrk's socket errors (connect/read/write/timeout) and non-2xx count, and the 1-min load
+# average right after it. scripts/compare-nginx/report.py prints medians and ratios as a
+# markdown table; a target with any error or timeout in any round is INVALID and its
+# ratios are not given. Also reports the setup time (uploads) and coffer's idle RSS right
+# after start (the server alone: its image worker starts with the first transformation,
+# which this script does not ask for) and its peak RSS (VmHWM) over the whole run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-base_rev= skip_large=0
+here=$PWD/scripts/compare-nginx
+base_rev= skip_large=0 only=
 while [ $# -gt 0 ]; do
   case $1 in
     --base) base_rev=$2; shift 2 ;;
     --no-large) skip_large=1; shift ;;
+    --only) only=$2; shift 2 ;;
     *) break ;;
   esac
 done
 rounds=${1:-3} dur=${2:-10s}
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
+nfiles=10000 nusers=1000
 
 need() { command -v "$1" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null; }; }
 need wrk wrk
@@ -38,38 +56,55 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$work"; }
 trap cleanup EXIT
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+now() { date +%s.%N; }
 
-# Files: deterministic contents.
-mkdir -p "$work/www"
+# Files: random contents, the same bytes for both servers.
+t0=$(now)
+mkdir -p "$work/www/many" "$work/www/users" "$work/lists"
 head -c $((100 * 1024)) /dev/urandom >"$work/www/small.bin"
+head -c $((5 * 1024 * 1024)) /dev/urandom >"$work/www/mid.bin"
 head -c $((45 * 1024 * 1024)) /dev/urandom >"$work/www/large.bin"
-chmod 644 "$work/www/"*
+python3 - "$work/www" "$nfiles" "$nusers" <<'PY'
+import os, sys
+d, nf, nu = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for sub, pre, n in (("many", "f", nf), ("users", "u", nu)):
+    for i in range(n):
+        with open(os.path.join(d, sub, f"{pre}{i:05}.bin"), "wb") as f:
+            f.write(os.urandom(100 * 1024))
+PY
+chmod -R a+rX "$work/www"
+echo "files written: $nfiles + $nusers + 3 in $(awk -v a="$t0" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}') s" >&2
 
-# nginx: 2 workers (one per core), sendfile, keep-alive, no access log.
-np=$(port)
+# nginx: one server block per tcp_nopush setting, the same workers and file cache.
+np_off=$(port) np_on=$(port)
+mkdir -p "$work/tmp"
 cat >"$work/nginx.conf" <<NGINX
 worker_processes 2;
+worker_rlimit_nofile 20000;
 pid $work/nginx.pid;
 error_log $work/nginx-error.log;
 daemon off;
 events { worker_connections 4096; }
 http {
   access_log off;
-  sendfile on; tcp_nopush on;
+  sendfile on;
+  open_file_cache max=20000 inactive=60s;
+  open_file_cache_valid 60s;
   keepalive_requests 1000000;
   client_body_temp_path $work/tmp; proxy_temp_path $work/tmp; fastcgi_temp_path $work/tmp;
   uwsgi_temp_path $work/tmp; scgi_temp_path $work/tmp;
-  server { listen 127.0.0.1:$np; root $work/www; }
+  server { listen 127.0.0.1:$np_off; root $work/www; tcp_nopush off; }
+  server { listen 127.0.0.1:$np_on; root $work/www; tcp_nopush on; }
 }
 NGINX
-mkdir -p "$work/tmp"
 /usr/sbin/nginx -c "$work/nginx.conf" -p "$work" &
+nginx_pid=$!
 pids+=($!)
+Noff=http://127.0.0.1:$np_off Non=http://127.0.0.1:$np_on
 
 # coffer: SQLite + disk, JWT (HS256) and an owner rule on bucket priv. With --base REV a
 # second coffer built from git revision REV runs beside it, set up the same way, and every
-# coffer scenario runs on both in alternating order (base first in odd rounds, head first
-# in even ones): the refactor check "before and after, alternating builds in one run".
+# coffer scenario runs on both, in the alternating order of the round.
 ./scripts/build.sh "$work" # coffer, and coffer-imager next to it when libvips is installed
 builds=(head)
 if [ -n "$base_rev" ]; then
@@ -86,7 +121,7 @@ rules:
     upload: {presets: {uploaded_by_user_id: X-Hasura-User-Id}}
     read: {filter: {uploaded_by_user_id: {_eq: X-Hasura-User-Id}}}
 RULES
-declare -A url pid pub_small priv_small pub_large
+declare -A url pid pub_small priv_small pub_mid pub_large
 start_coffer() { # build-name dir-with-coffer
   local p; p=$(port)
   (cd "$2" && exec ./coffer serve --listen "127.0.0.1:$p" --data-dir "$work/data-$1" --admin-secret s \
@@ -98,42 +133,65 @@ start_coffer() { # build-name dir-with-coffer
 }
 start_coffer head "$work"
 [ -z "$base_rev" ] || start_coffer base "$work/base"
-N=http://127.0.0.1:$np
 for b in "${builds[@]}"; do
-  for _ in $(seq 100); do curl -sf "${url[$b]}/healthz" >/dev/null && curl -sf "$N/small.bin" -o /dev/null && break; sleep 0.1; done
+  for _ in $(seq 100); do curl -sf "${url[$b]}/healthz" >/dev/null && curl -sf "$Noff/small.bin" -o /dev/null && break; sleep 0.1; done
 done
 sleep 1
 idle_rss=$(awk '/VmRSS/{print $2}' "/proc/${pid[head]}/status")
 
-token=$(python3 - "$key" <<'PY'
-import base64, hashlib, hmac, json, sys, time
-b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
-head = b64(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-body = b64(json.dumps({"sub": "alice", "iat": int(time.time()), "exp": int(time.time()) + 86400,
-    "https://hasura.io/jwt/claims": {"x-hasura-default-role": "user", "x-hasura-allowed-roles": ["user"],
-    "x-hasura-user-id": "alice"}}).encode())
-sig = b64(hmac.new(sys.argv[1].encode(), f"{head}.{body}".encode(), hashlib.sha256).digest())
-print(f"{head}.{body}.{sig}")
-PY
-)
+token=$(python3 "$here/upload.py" token "$key" alice)
 A=(-H "x-hasura-admin-secret: s")
 upload() { # base-url bucket file auth-header -> id
   curl -sf -H "$4" -F "bucket-id=$2" -F "file[]=@$3" "$1/v1/files" | python3 -c 'import json,sys; print(json.load(sys.stdin)["processedFiles"][0]["id"])'
 }
-cmp <(curl -sf "$N/small.bin") "$work/www/small.bin"
+same() { cmp -s <(curl -sf "${@:3}" "$1") "$2" || { echo "compare-nginx: $1 does not serve $2" >&2; exit 1; }; }
+# nginx's request lists, and a check that both server blocks serve the bytes.
+for i in $(seq 0 $((nfiles - 1))); do printf '/many/f%05d.bin\n' "$i"; done >"$work/lists/nginx-many.txt"
+for i in $(seq 0 $((nusers - 1))); do printf '/users/u%05d.bin\n' "$i"; done >"$work/lists/nginx-users.txt"
+for n in "$Noff" "$Non"; do
+  same "$n/small.bin" "$work/www/small.bin"; same "$n/mid.bin" "$work/www/mid.bin"
+  same "$n/many/f09999.bin" "$work/www/many/f09999.bin"; same "$n/users/u00999.bin" "$work/www/users/u00999.bin"
+done
+setup_times=()
 for b in "${builds[@]}"; do
   C=${url[$b]}
   curl -sf "${A[@]}" -d '{"id":"pub","public":true}' "$C/v1/buckets" >/dev/null
   curl -sf "${A[@]}" -d '{"id":"priv"}' "$C/v1/buckets" >/dev/null
   pub_small[$b]=$(upload "$C" pub "$work/www/small.bin" "x-hasura-admin-secret: s")
   priv_small[$b]=$(upload "$C" priv "$work/www/small.bin" "Authorization: Bearer $token")
+  pub_mid[$b]=$(upload "$C" pub "$work/www/mid.bin" "x-hasura-admin-secret: s")
   pub_large[$b]=$(upload "$C" pub "$work/www/large.bin" "x-hasura-admin-secret: s")
-  # Every target must serve the same bytes before anything is measured.
-  cmp <(curl -sf "$C/v1/files/${pub_small[$b]}") "$work/www/small.bin"
-  cmp <(curl -sf -H "Authorization: Bearer $token" "$C/v1/files/${priv_small[$b]}") "$work/www/small.bin"
-  cmp <(curl -sf "$C/v1/files/${pub_large[$b]}") "$work/www/large.bin"
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "$C/v1/files/${priv_small[$b]}")" = 404 ] # the rule is really checked
+  # Many files and many users: the uploader keeps 8 connections alive in parallel.
+  t0=$(now)
+  python3 "$here/upload.py" files "$C" pub "$work/www/many" f "$nfiles" >"$work/ids-$b-many.txt"
+  t1=$(now)
+  python3 "$here/upload.py" users "$C" "$key" priv "$work/www/users" u "$nusers" >"$work/ids-$b-users.txt"
+  t2=$(now)
+  setup_times+=("$(awk -v b="$b" -v a="$t0" -v m="$t1" -v z="$t2" -v nf="$nfiles" -v nu="$nusers" \
+    'BEGIN{printf "%s: %d files (20 per request) in %.1f s, %d users (one file each) in %.1f s", b, nf, m-a, nu, z-m}')")
+  awk '{print "/v1/files/" $2}' "$work/ids-$b-many.txt" >"$work/lists/coffer-$b-many.txt"
+  awk '{print "/v1/files/" $2, $3}' "$work/ids-$b-users.txt" >"$work/lists/coffer-$b-users.txt"
+  [ "$(wc -l <"$work/lists/coffer-$b-many.txt")" = "$nfiles" ] && [ "$(wc -l <"$work/lists/coffer-$b-users.txt")" = "$nusers" ]
+  # Every target must serve the same bytes before anything is measured, and the rule must
+  # really be checked: no token, or another user's token, finds nothing.
+  same "$C/v1/files/${pub_small[$b]}" "$work/www/small.bin"
+  same "$C/v1/files/${priv_small[$b]}" "$work/www/small.bin" -H "Authorization: Bearer $token"
+  same "$C/v1/files/${pub_mid[$b]}" "$work/www/mid.bin"
+  same "$C/v1/files/${pub_large[$b]}" "$work/www/large.bin"
+  for i in 0 4321 $((nfiles - 1)); do
+    read -r name id < <(sed -n "$((i + 1))p" "$work/ids-$b-many.txt")
+    same "$C/v1/files/$id" "$work/www/many/$name"
+  done
+  for i in 0 500 $((nusers - 1)); do
+    read -r name id tok < <(sed -n "$((i + 1))p" "$work/ids-$b-users.txt")
+    same "$C/v1/files/$id" "$work/www/users/$name" -H "Authorization: Bearer $tok"
+  done
+  read -r _ id0 _ < <(sed -n 1p "$work/ids-$b-users.txt")
+  read -r _ _ tok1 < <(sed -n 2p "$work/ids-$b-users.txt")
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "$C/v1/files/${priv_small[$b]}")" = 404 ]
+  [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok1" "$C/v1/files/$id0")" = 404 ]
 done
+printf 'setup %s\n' "${setup_times[@]}" >&2
 
 results=$work/results.txt
 tick=$(getconf CLK_TCK)
@@ -144,71 +202,68 @@ cpu_ticks() { # pids... -> utime+stime (clock ticks) of them and their child pro
   done
   echo "$t"
 }
-run() { # name conns cpu-pid url [header]
-  local name=$1 conns=$2 cpid=$3 url=$4 out c0 c1
-  c0=$(cpu_ticks "$cpid")
-  if [ $# -ge 5 ]; then out=$(wrk -t2 -c"$conns" -d"$dur" --latency -H "$5" "$url"); else out=$(wrk -t2 -c"$conns" -d"$dur" --latency "$url"); fi
-  c1=$(cpu_ticks "$cpid")
-  local rps bps p50 p99 non2xx reqs cpu_us
+to_ms() { awk -v v="$1" 'BEGIN{n=v+0; if (v ~ /us$/) n/=1000; else if (v ~ /ms$/) n=n; else if (v ~ /s$/) n*=1000; printf "%.3f", n}'; }
+run() { # round scenario target conns timeout cpu-pid url [request-list-file | header]
+  local w=(wrk -t2 -c"$4" -d"$dur" --timeout "$5" --latency) out c0 c1
+  if [ -f "${8:-}" ]; then w+=(-s "$here/cycle.lua" "$7" -- "$8")
+  elif [ -n "${8:-}" ]; then w+=(-H "$8" "$7")
+  else w+=("$7"); fi
+  c0=$(cpu_ticks "$6")
+  out=$("${w[@]}" </dev/null)
+  c1=$(cpu_ticks "$6")
+  local rps bps p50 p99 non2xx reqs cpu_us load errs
   rps=$(awk '/^Requests\/sec/{print $2}' <<<"$out")
   bps=$(awk '/^Transfer\/sec/{v=$2; u=substr(v,length(v)-1); n=v+0; m=(u=="GB")?1024*1024*1024:(u=="MB")?1024*1024:(u=="KB")?1024:1; printf "%.0f", n*m}' <<<"$out")
   p50=$(awk '$1=="50%"{print $2}' <<<"$out")
   p99=$(awk '$1=="99%"{print $2}' <<<"$out")
-  non2xx=$(awk '/Non-2xx/{print $NF}' <<<"$out")
+  errs=$(awk '/Socket errors:/{gsub(",", ""); e=$4" "$6" "$8" "$10} END{print (e == "") ? "0 0 0 0" : e}' <<<"$out")
+  non2xx=$(awk '/Non-2xx or 3xx responses:/{print $NF}' <<<"$out")
   reqs=$(awk '/requests in/{print $1}' <<<"$out")
+  load=$(awk '{print $1}' /proc/loadavg)
   cpu_us=$(awk -v d=$((c1 - c0)) -v t="$tick" -v n="$reqs" 'BEGIN{printf "%.1f", (n > 0) ? d / t * 1e6 / n : 0}')
-  echo "$name $rps $bps $(to_ms "$p50") $(to_ms "$p99") ${non2xx:-0} $cpu_us" | tee -a "$results"
+  echo "$1 $2 $3 $rps $bps $(to_ms "$p50") $(to_ms "$p99") $cpu_us $load $errs ${non2xx:-0} $reqs" | tee -a "$results"
 }
-to_ms() { awk -v v="$1" 'BEGIN{n=v+0; if (v ~ /us$/) n/=1000; else if (v ~ /ms$/) n=n; else if (v ~ /s$/) n*=1000; printf "%.3f", n}'; }
-coffer_runs() { # round size: every build's scenarios of that size, the build order flipped each round
-  local order=("${builds[@]}") b sfx
-  [ $(($1 % 2)) = 1 ] || order=($(printf '%s\n' "${builds[@]}" | tac))
-  for b in "${order[@]}"; do
+targets() { # scenario -> its targets, one a line: NAME<TAB>PID<TAB>URL<TAB>[LIST-FILE | HEADER]
+  local s=$1 b sfx path= list=
+  case $s in
+    hot-100k) path=/small.bin ;; 5m) path=/mid.bin ;; 45m) path=/large.bin ;;
+    files-10k) list=$work/lists/nginx-many.txt ;; users-1k) list=$work/lists/nginx-users.txt ;;
+  esac
+  printf '%s\t%s\t%s\t%s\n' nginx-nopush-off "$nginx_pid" "$Noff$path" "$list" nginx-nopush-on "$nginx_pid" "$Non$path" "$list"
+  for b in "${builds[@]}"; do
     sfx=; [ "${#builds[@]}" = 1 ] || sfx=-$b
-    if [ "$2" = 100k ]; then
-      run "coffer-public$sfx-100k" 100 "${pid[$b]}" "${url[$b]}/v1/files/${pub_small[$b]}"
-      run "coffer-jwt$sfx-100k" 100 "${pid[$b]}" "${url[$b]}/v1/files/${priv_small[$b]}" "Authorization: Bearer $token"
-    else
-      run "coffer-public$sfx-45m" 50 "${pid[$b]}" "${url[$b]}/v1/files/${pub_large[$b]}"
-    fi
+    local C=${url[$b]}/v1/files p=${pid[$b]}
+    case $s in
+      hot-100k) printf 'coffer-public%s\t%s\t%s\t\n' "$sfx" "$p" "$C/${pub_small[$b]}"
+        printf 'coffer-jwt%s\t%s\t%s\t%s\n' "$sfx" "$p" "$C/${priv_small[$b]}" "Authorization: Bearer $token" ;;
+      files-10k) printf 'coffer-public%s\t%s\t%s\t%s\n' "$sfx" "$p" "${url[$b]}" "$work/lists/coffer-$b-many.txt" ;;
+      users-1k) printf 'coffer-jwt%s\t%s\t%s\t%s\n' "$sfx" "$p" "${url[$b]}" "$work/lists/coffer-$b-users.txt" ;;
+      5m) printf 'coffer-public%s\t%s\t%s\t\n' "$sfx" "$p" "$C/${pub_mid[$b]}" ;;
+      45m) printf 'coffer-public%s\t%s\t%s\t\n' "$sfx" "$p" "$C/${pub_large[$b]}" ;;
+    esac
   done
 }
-nginx_pid=${pids[0]}
 
-echo "name req/s bytes/s p50_ms p99_ms non2xx cpu_us/req"
+scenarios=(hot-100k files-10k users-1k 5m)
+[ "$skip_large" = 1 ] || scenarios+=(45m)
+[ -z "$only" ] || IFS=, read -ra scenarios <<<"$only"
+for s in "${scenarios[@]}"; do
+  case $s in hot-100k | files-10k | users-1k | 5m | 45m) ;; *) echo "compare-nginx: unknown scenario $s" >&2; exit 2 ;; esac
+done
+echo "round scenario target req/s bytes/s p50_ms p99_ms cpu_us/req load1 connect read write timeout non2xx requests"
 for r in $(seq "$rounds"); do
-  run nginx-100k 100 "$nginx_pid" "$N/small.bin"
-  coffer_runs "$r" 100k
-  [ "$skip_large" = 1 ] || { run nginx-45m 50 "$nginx_pid" "$N/large.bin"; coffer_runs "$r" 45m; }
+  for s in "${scenarios[@]}"; do
+    conns=100 timeout=2s
+    case $s in 5m | 45m) conns=50 timeout=30s ;; esac
+    order=cat; [ $((r % 2)) = 1 ] || order=tac
+    while IFS=$'\t' read -r name tpid turl extra; do
+      run "$r" "$s" "$name" "$conns" "$timeout" "$tpid" "$turl" "$extra"
+    done < <(targets "$s" | $order)
+  done
 done
 peak_rss=$(awk '/VmHWM/{print $2}' "/proc/${pid[head]}/status")
 
-python3 - "$results" "$idle_rss" "$peak_rss" "$rounds" "$dur" <<'PY'
-import statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    name, rps, bps, p50, p99, bad, cpu = line.split()
-    rows.setdefault(name, []).append((float(rps), float(bps), float(p50), float(p99), int(bad), float(cpu)))
-med = lambda name, i: statistics.median(r[i] for r in rows[name])
-print(f"\nMedians of {sys.argv[4]} alternating rounds of {sys.argv[5]} each (wrk -t2), this machine:")
-print("| scenario | req/s | MB/s | p50 ms | p99 ms | CPU µs/req | vs nginx (req/s) | p99 vs nginx | CPU/req vs nginx |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-for size, base in (("100k", "nginx-100k"), ("45m", "nginx-45m")):
-    if base not in rows:
-        continue
-    for name in [n for n in rows if n.endswith(size)]:
-        print(f"| {name} | {med(name,0):,.0f} | {med(name,1)/1e6:,.1f} | {med(name,2):.2f} | {med(name,3):.2f} | "
-              f"{med(name,5):.1f} | {med(name,0)/med(base,0):.2f}x | {med(name,3)/med(base,3):.2f}x | {med(name,5)/med(base,5):.2f}x |")
-heads = [n for n in rows if "-head-" in n]
-if heads:
-    print("\nhead vs base, per round (same round, adjacent runs), then the median of those ratios:")
-    for h in heads:
-        b = h.replace("-head-", "-base-")
-        rps = [x[0] / y[0] for x, y in zip(rows[h], rows[b])]
-        cpu = [x[5] / y[5] for x, y in zip(rows[h], rows[b]) if y[5] > 0]
-        print(f"  {h.replace('-head', '')}: req/s head/base {' '.join(f'{r:.3f}' for r in rps)} -> median {statistics.median(rps):.3f};"
-              f" CPU/req head/base median {statistics.median(cpu):.3f}" if cpu else "")
-bad = sum(r[4] for v in rows.values() for r in v)
-print(f"\ncoffer RSS: idle after start {int(sys.argv[2])/1024:.1f} MB; peak over the whole run (VmHWM) {int(sys.argv[3])/1024:.1f} MB")
-print(f"non-2xx responses: {bad}")
-PY
+python3 "$here/report.py" "$results" "$rounds" "$dur"
+echo
+printf 'setup %s\n' "${setup_times[@]}"
+awk -v i="$idle_rss" -v p="$peak_rss" 'BEGIN{printf "coffer RSS: idle after start %.1f MB; peak over the whole run (VmHWM) %.1f MB\n", i/1024, p/1024}'
