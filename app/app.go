@@ -37,6 +37,9 @@ type Main struct {
 	// metricsHTTP serves /metrics on --metrics-listen (metricsLn); nil without it.
 	metricsHTTP *http.Server
 	metricsLn   net.Listener
+	// debugHTTP serves net/http/pprof on --debug-listen (debugLn); nil without it.
+	debugHTTP *http.Server
+	debugLn   net.Listener
 }
 
 // New validates cfg, opens the stores (migrating the metadata database) and builds

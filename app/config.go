@@ -59,7 +59,9 @@ type Config struct {
 	AccessLogReads   int
 	MetricsListen    string
 	MetricsToken     string
-	ClamAV           ClamAVConfig
+	// DebugListen serves net/http/pprof on its own listener; empty = off.
+	DebugListen string
+	ClamAV      ClamAVConfig
 	// Version is reported by the API and the start-up log.
 	Version string
 }
@@ -108,8 +110,8 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate checks c and fills in what derives from other settings: the metrics
-// address (127.0.0.1 for a port alone) and the public URL (http://<listen>).
+// Validate checks c and fills in what derives from other settings: the metrics and
+// debug addresses (127.0.0.1 for a port alone) and the public URL (http://<listen>).
 func (c *Config) Validate() error {
 	if c.S3Endpoint != "" && c.S3Bucket == "" {
 		return fmt.Errorf("--s3-bucket is required with --s3-endpoint")
@@ -121,11 +123,14 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--presign-secret must be at least 32 bytes")
 	}
 	if c.MetricsListen != "" {
-		addr, err := metricsAddr(c.MetricsListen)
+		addr, err := sideAddr("--metrics-listen", c.MetricsListen)
 		if err != nil {
 			return err
 		}
 		c.MetricsListen = addr
+	}
+	if err := c.validateDebugListen(); err != nil {
+		return err
 	}
 	if c.PublicURL == "" {
 		c.PublicURL = "http://" + c.Listen
@@ -136,15 +141,16 @@ func (c *Config) Validate() error {
 // UsesSQLite reports whether the metadata lives in the data dir.
 func (c *Config) UsesSQLite() bool { return c.DatabaseURL == "" }
 
-// metricsAddr returns the --metrics-listen address, on 127.0.0.1 when it names only
-// a port: metrics say much about a server and should not reach the network unasked.
-func metricsAddr(a string) (string, error) {
+// sideAddr returns the address of a side listener (--metrics-listen, --debug-listen),
+// on 127.0.0.1 when it names only a port: metrics and profiles say much about a
+// server and should not reach the network unasked. flag names it in errors.
+func sideAddr(flag, a string) (string, error) {
 	if !strings.Contains(a, ":") {
 		a = ":" + a
 	}
 	host, port, err := net.SplitHostPort(a)
 	if err != nil || port == "" {
-		return "", fmt.Errorf("--metrics-listen: %q is not host:port or a port", a)
+		return "", fmt.Errorf("%s: %q is not host:port or a port", flag, a)
 	}
 	if host == "" {
 		host = "127.0.0.1"

@@ -38,7 +38,7 @@ func (s *Main) buildAuth() (*auth.Signer, error) {
 }
 
 // buildHTTP builds the authentication, the metrics and the HTTP servers (the API
-// and, with --metrics-listen, the metrics one).
+// and, with --metrics-listen and --debug-listen, the metrics and the pprof ones).
 func (s *Main) buildHTTP() error {
 	c := s.cfg
 	signer, err := s.buildAuth()
@@ -78,6 +78,9 @@ func (s *Main) buildHTTP() error {
 		s.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	}
+	if c.DebugListen != "" {
+		s.debugHTTP = debugServer(s.log)
+	}
 	return nil
 }
 
@@ -91,7 +94,8 @@ func (s *Main) newMetrics() *metrics.Metrics {
 	return m
 }
 
-// Listen binds the listen address and, with --metrics-listen, the metrics address.
+// Listen binds the listen address and, with --metrics-listen and --debug-listen,
+// the metrics and the debug addresses.
 func (s *Main) Listen() error {
 	ln, err := net.Listen("tcp", s.cfg.Listen)
 	if err != nil {
@@ -104,7 +108,25 @@ func (s *Main) Listen() error {
 			return fmt.Errorf("--metrics-listen: %w", err)
 		}
 	}
+	if s.debugHTTP != nil {
+		if s.debugLn, err = net.Listen("tcp", s.cfg.DebugListen); err != nil {
+			s.ln.Close()
+			if s.metricsLn != nil {
+				s.metricsLn.Close()
+			}
+			return fmt.Errorf("--debug-listen: %w", err)
+		}
+	}
 	return nil
+}
+
+// DebugAddr returns the address --debug-listen bound, once Listen has returned; nil
+// without it.
+func (s *Main) DebugAddr() net.Addr {
+	if s.debugLn == nil {
+		return nil
+	}
+	return s.debugLn.Addr()
 }
 
 // Handler returns the API port's handler, the router of its faces (tests call it
@@ -137,10 +159,14 @@ func (s *Main) Run(ctx context.Context) error {
 		s.bg.Go(func() { s.bus.Run(sweepCtx) })
 	}
 	s.webhooksDone = s.runWebhooks(sweepCtx)
-	errc := make(chan error, 2)
+	errc := make(chan error, 3)
 	go func() { errc <- s.http.Serve(s.ln) }()
 	if s.metricsHTTP != nil {
 		go func() { errc <- fmt.Errorf("metrics listener: %w", s.metricsHTTP.Serve(s.metricsLn)) }()
+	}
+	if s.debugHTTP != nil {
+		go func() { errc <- fmt.Errorf("debug listener: %w", s.debugHTTP.Serve(s.debugLn)) }()
+		s.log.Info("pprof listening", "addr", s.debugLn.Addr().String())
 	}
 	s.logSettings()
 	s.log.Info("coffer listening", "addr", s.ln.Addr().String(), "version", s.cfg.Version,
@@ -180,6 +206,9 @@ func (s *Main) shutdown() {
 	defer cancelT()
 	if s.metricsHTTP != nil {
 		_ = s.metricsHTTP.Close() // scrapes are short and need no draining
+	}
+	if s.debugHTTP != nil {
+		_ = s.debugHTTP.Close() // a profile in progress is cut short
 	}
 	if err := s.http.Shutdown(sctx); err != nil {
 		s.log.Warn("shutdown timed out; closing remaining connections", "err", err)

@@ -67,16 +67,16 @@ func TestLogSettings(t *testing.T) {
 	}
 }
 
-func TestMetricsAddr(t *testing.T) {
+func TestSideAddr(t *testing.T) {
 	for in, want := range map[string]string{"9090": "127.0.0.1:9090", ":9090": "127.0.0.1:9090",
 		"0.0.0.0:9090": "0.0.0.0:9090", "[::1]:9090": "[::1]:9090", "localhost:1": "localhost:1"} {
-		if got, err := metricsAddr(in); err != nil || got != want {
-			t.Errorf("metricsAddr(%q) = %q, %v; want %q", in, got, err, want)
+		if got, err := sideAddr("--metrics-listen", in); err != nil || got != want {
+			t.Errorf("sideAddr(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	for _, bad := range []string{"a:b:c", "host:"} {
-		if _, err := metricsAddr(bad); err == nil {
-			t.Errorf("metricsAddr(%q) accepted", bad)
+		if _, err := sideAddr("--metrics-listen", bad); err == nil {
+			t.Errorf("sideAddr(%q) accepted", bad)
 		}
 	}
 }

@@ -67,5 +67,6 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&c.AccessLogReads, "access-log-reads-per-sec", d.AccessLogReads, "with --access-log on: successful GET/HEAD lines per second at most; the next line logged counts those left out (\"skipped\"); 0 = log every request")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", "", "serve /metrics on this address instead of the API port (a port alone, like :9090, binds 127.0.0.1)")
 	fs.StringVar(&c.MetricsToken, "metrics-token", "", "bearer token that may read /metrics (Authorization: Bearer <token>): on the API port besides admins, on --metrics-listen the only way in")
+	fs.StringVar(&c.DebugListen, "debug-listen", "", "serve net/http/pprof (/debug/pprof/) on this address, never on the API port (a port alone, like 6060, binds 127.0.0.1); off by default")
 	fs.DurationVar(&c.StaleUploadAfter, "stale-upload-after", d.StaleUploadAfter, "an unfinished upload older than this is abandoned (PostgreSQL; with SQLite all are at start)")
 }

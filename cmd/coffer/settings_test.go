@@ -47,6 +47,7 @@ var serveDefaults = map[string]string{
 	"meta-cache-ttl":           "5m0s",
 	"metrics-listen":           "",
 	"metrics-token":            "",
+	"debug-listen":             "",
 	"presign-previous-secrets": "[]",
 	"presign-secret":           "",
 	"public-url":               "",

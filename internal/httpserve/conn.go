@@ -7,7 +7,9 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/coffer/coffer/blob"
 )
@@ -50,6 +52,43 @@ type Conn struct {
 	held    []byte           // the held write, in buf; nil if none
 	vec     [2][]byte
 	bufs    net.Buffers // over vec: a field, so writev allocates nothing
+	// readDeadline is the read deadline last set, as Unix nanoseconds (0: none).
+	readDeadline atomic.Int64
+}
+
+// SetReadDeadline sets the read deadline unless it is already t: net/http sets no
+// deadline twice in a row for every request (once after the request's header, once
+// as its background read starts), and each call costs a timer update.
+func (c *Conn) SetReadDeadline(t time.Time) error {
+	ns := deadlineNanos(t)
+	if c.readDeadline.Load() == ns {
+		return nil
+	}
+	if err := c.TCPConn.SetReadDeadline(t); err != nil {
+		c.readDeadline.Store(-1) // unknown: the next call sets it
+		return err
+	}
+	c.readDeadline.Store(ns)
+	return nil
+}
+
+// SetDeadline sets both deadlines, keeping SetReadDeadline's record.
+func (c *Conn) SetDeadline(t time.Time) error {
+	c.readDeadline.Store(-1)
+	if err := c.TCPConn.SetDeadline(t); err != nil {
+		return err
+	}
+	c.readDeadline.Store(deadlineNanos(t))
+	return nil
+}
+
+// deadlineNanos is t as SetReadDeadline records it: 0 for no deadline, else its Unix
+// nanoseconds (never 0 or -1 for a deadline net/http or coffer sets).
+func deadlineNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
 }
 
 // holdLimit is the size of net/http's connection write buffer: a flush of it is the

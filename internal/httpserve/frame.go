@@ -56,6 +56,9 @@ type State struct {
 	route           string            // the matched pattern, for metrics; "" if none
 	// muxErrors wraps W for requests that match no route.
 	muxErrors ErrorWriter
+	// common is the value slices of X-Request-Id and X-Content-Type-Options, here so
+	// that setting them allocates nothing.
+	common [2]string
 }
 
 // stateKey is the context key of a request's State.
@@ -117,15 +120,16 @@ func (f *Frame) begin(w http.ResponseWriter, r *http.Request) (*State, *http.Req
 		st.Body.Idle = f.ReadIdleTimeout
 	}
 	r.Body = &st.Body
-	vals := []string{st.ID, "nosniff"} // one allocation for both value slices
+	st.common = [2]string{st.ID, "nosniff"}
 	hd := w.Header()
-	hd["X-Request-Id"], hd["X-Content-Type-Options"] = vals[0:1:1], vals[1:2:2]
+	hd["X-Request-Id"], hd["X-Content-Type-Options"] = st.common[0:1:1], st.common[1:2:2]
 	return st, r
 }
 
 // AllowWrite gives r's response, of size bytes, WriteTimeout plus size at
-// MinWriteRate (nothing for the size if MinWriteRate is 0) to be written, from now.
-// Without a WriteTimeout there is no limit to extend.
+// MinWriteRate (nothing for the size if MinWriteRate is 0) to be written: from its
+// first byte when r is served through a Frame (the Writer reads the clock then
+// anyway), else from now. Without a WriteTimeout there is no limit to extend.
 func (f *Frame) AllowWrite(w http.ResponseWriter, r *http.Request, size int64) {
 	if f.WriteTimeout <= 0 {
 		return
@@ -133,6 +137,10 @@ func (f *Frame) AllowWrite(w http.ResponseWriter, r *http.Request, size int64) {
 	var extra time.Duration
 	if f.MinWriteRate > 0 {
 		extra = time.Duration(size / f.MinWriteRate * int64(time.Second))
+	}
+	if st := StateOf(r); st != nil {
+		st.W.Allow(f.WriteTimeout + extra)
+		return
 	}
 	SetWriteDeadline(w, r, time.Now().Add(f.WriteTimeout+extra))
 }

@@ -25,6 +25,12 @@ type Writer struct {
 	// that an upload whose body takes long to arrive still gets its answer.
 	deadline     time.Time
 	writeTimeout time.Duration
+	// allow, when set (AllowWrite), replaces writeTimeout as the time the response
+	// gets from its first byte, so that the deadline costs no clock read of its own.
+	allow time.Duration
+	// serverTiming is the Server-Timing header's value slice, here so that setting
+	// the header allocates only its string.
+	serverTiming [1]string
 }
 
 // Init sets s up in place for r's response through w, begun at start, to be written
@@ -41,12 +47,17 @@ func (s *Writer) headers(code int) {
 	}
 	s.Status = code
 	now := time.Now()
-	if s.deadline.IsZero() && s.writeTimeout > 0 {
+	switch {
+	case !s.deadline.IsZero():
+	case s.allow > 0:
+		s.deadline = now.Add(s.allow)
+	case s.writeTimeout > 0:
 		s.deadline = now.Add(s.writeTimeout)
 	}
 	s.ApplyDeadline()
 	s.Timer.Add("app", now.Sub(s.Start), "")
-	s.ResponseWriter.Header()["Server-Timing"] = []string{s.Timer.Header()}
+	s.serverTiming[0] = s.Timer.Header()
+	s.ResponseWriter.Header()["Server-Timing"] = s.serverTiming[:]
 }
 
 // ApplyDeadline sets the write deadline on the connection: once per response, when
@@ -60,9 +71,19 @@ func (s *Writer) ApplyDeadline() {
 	_ = http.NewResponseController(s.ResponseWriter).SetWriteDeadline(s.deadline)
 }
 
+// Allow gives the response d to be written from its first byte (from now if it is
+// already being written), unless SetDeadline set a time.
+func (s *Writer) Allow(d time.Duration) {
+	if s.Status != 0 {
+		s.SetDeadline(time.Now().Add(d))
+		return
+	}
+	s.deadline, s.allow = time.Time{}, d
+}
+
 // SetDeadline sets the time by which the response must be written.
 func (s *Writer) SetDeadline(t time.Time) {
-	s.deadline = t
+	s.deadline, s.allow = t, 0
 	if s.Status != 0 { // already writing
 		s.ApplyDeadline()
 	}

@@ -85,11 +85,33 @@ func (r *Recorder) Header() string {
 		b = append(b, e.name...)
 		if e.timed {
 			b = append(b, ";dur="...)
-			b = strconv.AppendFloat(b, float64(e.dur.Microseconds())/1000, 'f', -1, 64)
+			b = appendMillis(b, e.dur.Microseconds())
 		}
 		if e.desc != "" {
 			b = append(append(append(b, `;desc="`...), e.desc...), '"')
 		}
 	}
 	return string(b)
+}
+
+// appendMillis appends us microseconds as milliseconds in decimal, without trailing
+// zeros: what strconv.AppendFloat(b, float64(us)/1000, 'f', -1, 64) writes for any
+// duration of less than 31 years, at a fraction of its cost (a shortest float
+// formatting for each of a response's entries was 1% of a cached GET's CPU).
+func appendMillis(b []byte, us int64) []byte {
+	if us < 0 {
+		b = append(b, '-')
+		us = -us
+	}
+	b = strconv.AppendInt(b, us/1000, 10)
+	frac := us % 1000
+	if frac == 0 {
+		return b
+	}
+	digits := [3]byte{byte('0' + frac/100), byte('0' + frac/10%10), byte('0' + frac%10)}
+	n := 3
+	for digits[n-1] == '0' {
+		n--
+	}
+	return append(append(b, '.'), digits[:n]...)
 }

@@ -1,0 +1,59 @@
+package app
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+)
+
+// validateDebugListen normalizes --debug-listen (127.0.0.1 for a port alone) and
+// refuses the API's and the metrics' addresses: profiles are never served where
+// clients or scrapers reach.
+func (c *Config) validateDebugListen() error {
+	if c.DebugListen == "" {
+		return nil
+	}
+	addr, err := sideAddr("--debug-listen", c.DebugListen)
+	if err != nil {
+		return err
+	}
+	c.DebugListen = addr
+	for _, other := range []struct{ flag, addr string }{{"--listen", c.Listen}, {"--metrics-listen", c.MetricsListen}} {
+		if other.addr != "" && sameAddr(addr, other.addr) {
+			return fmt.Errorf("--debug-listen: %s is also %s: pprof needs a listener of its own", addr, other.flag)
+		}
+	}
+	return nil
+}
+
+// sameAddr reports whether a and b name the same listener: equal, or the same port
+// where either is unspecified ("", 0.0.0.0, ::), which binds every address.
+func sameAddr(a, b string) bool {
+	ha, pa, errA := net.SplitHostPort(a)
+	hb, pb, errB := net.SplitHostPort(b)
+	if errA != nil || errB != nil {
+		return a == b
+	}
+	if pa != pb || pa == "0" {
+		return false
+	}
+	any := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
+	return ha == hb || any(ha) || any(hb)
+}
+
+// debugServer returns the server of --debug-listen: net/http/pprof's handlers under
+// /debug/pprof/ and nothing else.
+func debugServer(log *slog.Logger) *http.Server {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	// No WriteTimeout: a CPU profile or a trace answers after its ?seconds=.
+	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+}
