@@ -63,9 +63,9 @@ func (d *Driver) Put(ctx context.Context, key string, r io.Reader, size int64) (
 	return d.Stat(ctx, key)
 }
 
-// writeTemp copies r to a new temp file, and to also if not nil, and fsyncs it. It
-// fails, and leaves no file behind, unless r yields exactly size bytes (size >= 0) and
-// ctx is still live at the end.
+// writeTemp copies r to a new temp file (in 1 MiB writes), and to also if not nil, and
+// fsyncs it once. It fails, and leaves no file behind, unless r yields exactly size
+// bytes (size >= 0) and ctx is still live at the end.
 func (d *Driver) writeTemp(ctx context.Context, r io.Reader, size int64, also io.Writer) (string, error) {
 	tmp, err := os.CreateTemp(d.tmpDir, "put-*")
 	if err != nil {
@@ -82,7 +82,7 @@ func (d *Driver) writeTemp(ctx context.Context, r io.Reader, size int64, also io
 	if also != nil {
 		w = io.MultiWriter(tmp, also)
 	}
-	n, err := io.Copy(w, blob.ContextReader(ctx, r))
+	n, err := copyFull(w, blob.ContextReader(ctx, r))
 	if err != nil {
 		return "", err
 	}
