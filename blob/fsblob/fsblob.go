@@ -106,13 +106,14 @@ func (d *Driver) writeTemp(ctx context.Context, r io.Reader, size int64, also io
 // Puts and Deletes race on parent directories: a Delete removes parents it leaves
 // empty, possibly while a Put is between making them and renaming into them, and a
 // concurrent MkdirAll may find a directory appearing under it. Those failures
-// (ErrNotExist, ErrExist) are retried.
+// (ErrNotExist, ErrExist) are retried. The first attempt skips making the parents:
+// they usually exist, and MkdirAll costs a system call per path element.
 func (d *Driver) install(tmpPath, key string) error {
 	parent := path.Dir(key)
 	target := filepath.Join(d.dir, filepath.FromSlash(key)) // key validated by blob.Store
 	var err error
 	for attempt := 0; attempt < 20; attempt++ {
-		if parent != "." {
+		if parent != "." && attempt > 0 { // the parent usually exists: rename first
 			err = d.objects.MkdirAll(parent, 0o750)
 		}
 		if err == nil || errors.Is(err, fs.ErrExist) {
