@@ -1,11 +1,13 @@
 package hasura
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"io"
 	"mime/multipart"
 	"net/http"
+	"sync"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/service"
@@ -19,7 +21,8 @@ const maxFieldBytes = coffer.MaxMetadataBytes + 4096
 // in order. Also the older single "file" form with x-nhost-* headers. All files commit
 // together or none does.
 func (h *Handler) uploadFiles(w http.ResponseWriter, r *http.Request) {
-	mr, err := r.MultipartReader()
+	mr, release, err := multipartReader(r)
+	defer release()
 	if err != nil {
 		writeUploadError(w, r, coffer.Errorf(coffer.EINVALID, "request must be multipart/form-data: %v", err))
 		return
@@ -48,6 +51,41 @@ func (h *Handler) uploadFiles(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"processedFiles": filesJSON(files)})
+}
+
+// bodyBufSize is the buffer a multipart body is read through: mime/multipart reads its
+// input in 4 KiB pieces, which would be one read(2) each; through this buffer a large
+// upload takes a few per MiB. Bodies shorter than minBufferedBody skip it.
+const (
+	bodyBufSize     = 256 << 10
+	minBufferedBody = 16 << 10
+)
+
+// bodyBufs holds body buffers between requests.
+var bodyBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bodyBufSize) }}
+
+// multipartReader returns a reader of r's multipart body, read through a pooled
+// buffer (bodyBufSize). release returns the buffer; call it, even after an error,
+// once the body is no longer read.
+func multipartReader(r *http.Request) (mr *multipart.Reader, release func(), err error) {
+	release = func() {}
+	if r.ContentLength < 0 || r.ContentLength >= minBufferedBody {
+		br := bodyBufs.Get().(*bufio.Reader)
+		br.Reset(r.Body)
+		r.Body = bufferedBody{Reader: br, Closer: r.Body}
+		release = func() {
+			br.Reset(nil)
+			bodyBufs.Put(br)
+		}
+	}
+	mr, err = r.MultipartReader()
+	return mr, release, err
+}
+
+// bufferedBody is a request body read through a buffer, closed as the original.
+type bufferedBody struct {
+	*bufio.Reader
+	io.Closer
 }
 
 type uploadState struct {
