@@ -16,6 +16,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/coffer/coffer"
@@ -183,9 +184,11 @@ func (d *Driver) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// List implements blob.Driver.
+// List implements blob.Driver. It walks only the directory the prefix names up to its
+// last "/" (all of objects/ for a prefix without one), so listing one file's variants
+// does not stat every blob in the store.
 func (d *Driver) List(ctx context.Context, prefix string, fn func(blob.Attrs) error) error {
-	return fs.WalkDir(d.objects.FS(), ".", func(p string, e fs.DirEntry, err error) error {
+	return fs.WalkDir(d.objects.FS(), listRoot(prefix), func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -204,6 +207,17 @@ func (d *Driver) List(ctx context.Context, prefix string, fn func(blob.Attrs) er
 		}
 		return fn(attrsOf(p, fi))
 	})
+}
+
+// listRoot is the directory under objects/ holding every key that starts with prefix:
+// the prefix up to its last "/", or "." when there is none or it is not a plain
+// relative path.
+func listRoot(prefix string) string {
+	i := strings.LastIndexByte(prefix, '/')
+	if i <= 0 || !fs.ValidPath(prefix[:i]) {
+		return "."
+	}
+	return prefix[:i]
 }
 
 // SweepTemp implements blob.Sweeper: temp files, and the remains of multipart uploads
