@@ -53,29 +53,40 @@ func (h *Handler) uploadFiles(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]any{"processedFiles": filesJSON(files)})
 }
 
-// bodyBufSize is the buffer a multipart body is read through: mime/multipart reads its
-// input in 4 KiB pieces, which would be one read(2) each; through this buffer a large
-// upload takes a few per MiB. Bodies shorter than minBufferedBody skip it.
+// A multipart body is read through a pooled buffer: mime/multipart reads its input in
+// 4 KiB pieces, which would be one read(2) each; through bodyBufSize a large upload
+// takes a few per MiB. A body known to be under smallBodyMax gets a smallBodyBufSize
+// buffer (so many small uploads at once do not each hold 256 KiB), and one under
+// minBufferedBody none.
 const (
-	bodyBufSize     = 256 << 10
-	minBufferedBody = 16 << 10
+	bodyBufSize      = 256 << 10
+	smallBodyBufSize = 32 << 10
+	smallBodyMax     = 1 << 20
+	minBufferedBody  = 16 << 10
 )
 
-// bodyBufs holds body buffers between requests.
-var bodyBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bodyBufSize) }}
+// bodyBufs and smallBodyBufs hold body buffers between requests.
+var (
+	bodyBufs      = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bodyBufSize) }}
+	smallBodyBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, smallBodyBufSize) }}
+)
 
 // multipartReader returns a reader of r's multipart body, read through a pooled
-// buffer (bodyBufSize). release returns the buffer; call it, even after an error,
-// once the body is no longer read.
+// buffer. release returns the buffer; call it, even after an error, once the body is
+// no longer read.
 func multipartReader(r *http.Request) (mr *multipart.Reader, release func(), err error) {
 	release = func() {}
-	if r.ContentLength < 0 || r.ContentLength >= minBufferedBody {
-		br := bodyBufs.Get().(*bufio.Reader)
+	if n := r.ContentLength; n < 0 || n >= minBufferedBody {
+		pool := &bodyBufs
+		if n >= 0 && n < smallBodyMax {
+			pool = &smallBodyBufs
+		}
+		br := pool.Get().(*bufio.Reader)
 		br.Reset(r.Body)
 		r.Body = bufferedBody{Reader: br, Closer: r.Body}
 		release = func() {
 			br.Reset(nil)
-			bodyBufs.Put(br)
+			pool.Put(br)
 		}
 	}
 	mr, err = r.MultipartReader()
