@@ -122,14 +122,15 @@ func (d *download) do(_ context.Context, w *workerState, start time.Time) outcom
 	return o
 }
 
-// upload POSTs a multipart upload of a generated file, then deletes the new file
-// (untimed and uncounted, so the disk does not fill; ids that could not be deleted
-// go to leftover for the cleanup to retry).
+// upload POSTs a multipart upload of a generated file and records the new file's id
+// in created. The worker goes on to its next upload at once: the files are deleted
+// after the run (endpointRun.deleteUploads), so no DELETE is timed into an upload or
+// takes a worker's time while the run is measured.
 type upload struct {
-	api      *apiClient
-	bucket   string
-	fixture  Fixture
-	leftover *idList
+	api     *apiClient
+	bucket  string
+	fixture Fixture
+	created *idList
 }
 
 // idList is a list of file ids safe for concurrent use.
@@ -177,20 +178,10 @@ func (u *upload) do(ctx context.Context, w *workerState, start time.Time) outcom
 		if err != nil || len(out.ProcessedFiles) != 1 {
 			o.kind = kindOther
 		} else {
-			u.deleteUntimed(ctx, out.ProcessedFiles[0].ID)
+			u.created.add(out.ProcessedFiles[0].ID)
 		}
 	}
 	return o
-}
-
-// deleteUntimed deletes an uploaded file even while the run is being cancelled, so a
-// stopped run leaves nothing behind; ids it could not delete go to the leftover list.
-func (u *upload) deleteUntimed(ctx context.Context, id string) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if u.api.deleteFile(ctx, id) != nil {
-		u.leftover.add(id)
-	}
 }
 
 // multipartBody streams an upload form: bucket-id first, then one file[] part

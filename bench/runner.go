@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -113,6 +114,9 @@ func (r *Runner) runOne(ctx context.Context, ep *endpointRun, sc Scenario, round
 	rr.ClientCPUSeconds = processCPU() - cpu0
 	rr.Server, rr.ServerMetrics = smp.stop(context.WithoutCancel(ctx))
 	pr.finish()
+	if sc.Kind == KindUpload {
+		ep.deleteUploads(ctx)
+	}
 	return rr, nil
 }
 
@@ -146,7 +150,37 @@ type endpointRun struct {
 	bucket    string
 	ownBucket bool
 	ids       map[string]string // fixture name → file id
-	leftover  idList            // uploads the scenarios could not delete
+	created   idList            // uploads of the scenario running, deleted after it
+	leftover  idList            // uploads that could not be deleted after their run
+}
+
+// deleteUploadWorkers is how many DELETEs deleteUploads keeps in flight.
+const deleteUploadWorkers = 8
+
+// deleteUploads deletes the files the last upload run created, after the run (so not
+// timed, and not sharing the server with the measured uploads), even while ctx is
+// being cancelled; ids it could not delete go to leftover for the cleanup to retry.
+func (ep *endpointRun) deleteUploads(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	ids := make(chan string)
+	var wg sync.WaitGroup
+	for range deleteUploadWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range ids {
+				if ep.api.deleteFile(ctx, id) != nil {
+					ep.leftover.add(id)
+				}
+			}
+		}()
+	}
+	for _, id := range ep.created.take() {
+		ids <- id
+	}
+	close(ids)
+	wg.Wait()
 }
 
 func (r *Runner) newEndpoint(label string, e Endpoint, scs []Scenario) *endpointRun {
@@ -222,7 +256,7 @@ func (ep *endpointRun) cleanup(ctx context.Context, log io.Writer) {
 // opFactory returns the per-worker request maker of sc on ep and the URL it hits.
 func (ep *endpointRun) opFactory(sc Scenario) (func(ctx context.Context, id int) op, string, error) {
 	if sc.Kind == KindUpload {
-		u := &upload{api: ep.api, bucket: ep.bucket, fixture: sc.Fixture, leftover: &ep.leftover}
+		u := &upload{api: ep.api, bucket: ep.bucket, fixture: sc.Fixture, created: &ep.created}
 		return func(context.Context, int) op { return u }, ep.api.base + "/v1/files", nil
 	}
 	url := ep.downloadURL(sc)

@@ -24,6 +24,7 @@ type fakeAPI struct {
 	uploads int
 	bad     []string // protocol violations seen
 	seq     int
+	ops     []byte // 'U' per upload, 'D' per delete, in the order served
 }
 
 func newFakeAPI() *fakeAPI {
@@ -98,6 +99,7 @@ func (f *fakeAPI) upload(w http.ResponseWriter, r *http.Request) {
 	id := fmt.Sprintf("id-%d", f.seq)
 	f.files[id], f.bucket[id] = content, string(b)
 	f.uploads++
+	f.ops = append(f.ops, 'U')
 	w.WriteHeader(http.StatusCreated)
 	fmt.Fprintf(w, `{"processedFiles":[{"id":%q,"name":%q}]}`, id, p.FileName())
 }
@@ -119,6 +121,7 @@ func (f *fakeAPI) deleteFile(w http.ResponseWriter, r *http.Request) {
 	}
 	delete(f.files, id)
 	delete(f.bucket, id)
+	f.ops = append(f.ops, 'D')
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -170,6 +173,43 @@ func TestRunAgainstFakeAPICleansUp(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "deleted bucket bench-") {
 		t.Errorf("log: %s", log.String())
+	}
+}
+
+// TestUploadRunDeletesAfterwards checks that an upload run's files are deleted after
+// the run, none while it is measured (a DELETE inside the run would take the worker's
+// time and the server's), and all of them before the run returns.
+func TestUploadRunDeletesAfterwards(t *testing.T) {
+	api := newFakeAPI()
+	srv := httptest.NewServer(api.handler())
+	defer srv.Close()
+	cfg := DefaultConfig()
+	cfg.A.Target, cfg.AdminSecret = srv.URL, "s"
+	cfg.Scenarios = []string{"upload_small_file"}
+	cfg.Ramp, cfg.Hold, cfg.Workers, cfg.Interval = 0, 200*time.Millisecond, 3, 50*time.Millisecond
+	var log bytes.Buffer
+	r, err := NewRunner(cfg, &log, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := r.newEndpoint("A", cfg.A, nil)
+	if err := ep.setup(context.Background(), nil, &log); err != nil {
+		t.Fatal(err)
+	}
+	scs, err := SelectScenarios([]string{"upload_small_file"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rr, err := r.runOne(context.Background(), ep, scs[0], 1)
+	if err != nil || rr.Requests == 0 || rr.Errors != 0 {
+		t.Fatalf("runOne: %v, %d requests, %d errors", err, rr.Requests, rr.Errors)
+	}
+	api.mu.Lock()
+	defer api.mu.Unlock()
+	ops := string(api.ops)
+	want := strings.Repeat("U", int(rr.Requests)) + strings.Repeat("D", int(rr.Requests))
+	if ops != want || len(api.files) != 0 {
+		t.Errorf("server saw %q with %d files left; want every upload (%d) before every delete and none left", ops, len(api.files), rr.Requests)
 	}
 }
 

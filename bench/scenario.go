@@ -12,7 +12,7 @@ type Kind string
 // Scenario kinds.
 const (
 	KindDownload Kind = "download" // GET the fixture, discard the body
-	KindUpload   Kind = "upload"   // POST a multipart upload, then DELETE the new file (untimed)
+	KindUpload   Kind = "upload"   // POST a multipart upload; the new files are deleted after the run
 )
 
 // Scenario is one built-in workload.

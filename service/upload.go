@@ -3,10 +3,7 @@ package service
 import (
 	"bufio"
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"encoding/json"
-	"hash"
 	"io"
 	"strings"
 
@@ -366,9 +363,10 @@ func (s *Service) abortBlob(ctx context.Context, key string) {
 	}
 }
 
-// writeBlob records an intent, then streams r into a new blob while counting, hashing,
-// enforcing the bucket's limits and, with a virus scanner, teeing the bytes into a scan
-// whose verdict must be clean before the blob is kept.
+// writeBlob records an intent, then streams r into a new blob while counting, hashing
+// (MD5, on another core for large files: uploadhash.go), enforcing the bucket's limits
+// and, with a virus scanner, teeing the bytes into a scan whose verdict must be clean
+// before the blob is kept.
 func (s *Service) writeBlob(ctx context.Context, b *coffer.Bucket, declaredType string, r io.Reader, size int64, o origin) (string, *uploadItem, error) {
 	br := bufio.NewReaderSize(r, 512)
 	head, _ := br.Peek(512)
@@ -389,7 +387,8 @@ func (s *Service) writeBlob(ctx context.Context, b *coffer.Bucket, declaredType 
 		return "", nil, err
 	}
 	lr := &limitReader{r: br, max: b.MaxUploadFileSize, bucket: b}
-	h := md5.New()
+	h := newMD5Pipe()
+	defer h.close()
 	_, err = s.blobs.Put(ctx, key, tee.wrap(io.TeeReader(lr, h)), size)
 	if err == nil && lr.n < b.MinUploadFileSize {
 		err = tooSmall(b)
@@ -412,10 +411,8 @@ func (s *Service) writeBlob(ctx context.Context, b *coffer.Bucket, declaredType 
 		}
 		return "", nil, err
 	}
-	return key, &uploadItem{size: lr.n, mimeType: mt, etag: quoteETag(h)}, nil
+	return key, &uploadItem{size: lr.n, mimeType: mt, etag: h.Sum()}, nil
 }
-
-func quoteETag(h hash.Hash) string { return `"` + hex.EncodeToString(h.Sum(nil)) + `"` }
 
 func tooLarge(b *coffer.Bucket) error {
 	return coffer.Errorf(coffer.ETOOLARGE, "file is larger than the bucket's maximum of %d bytes", b.MaxUploadFileSize)

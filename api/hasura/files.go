@@ -74,7 +74,8 @@ func (m uploadMetaJSON) toMeta() service.UploadMeta {
 // replaceFile serves PUT /v1/files/{id}: multipart "file" plus optional "metadata"
 // JSON {name?, metadata?}. The new contents become visible atomically.
 func (h *Handler) replaceFile(w http.ResponseWriter, r *http.Request) {
-	mr, err := r.MultipartReader()
+	mr, release, err := multipartReader(r)
+	defer release()
 	if err != nil {
 		writeError(w, r, coffer.Errorf(coffer.EINVALID, "request must be multipart/form-data: %v", err))
 		return

@@ -1,11 +1,13 @@
 package hasura
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"io"
 	"mime/multipart"
 	"net/http"
+	"sync"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/service"
@@ -19,7 +21,8 @@ const maxFieldBytes = coffer.MaxMetadataBytes + 4096
 // in order. Also the older single "file" form with x-nhost-* headers. All files commit
 // together or none does.
 func (h *Handler) uploadFiles(w http.ResponseWriter, r *http.Request) {
-	mr, err := r.MultipartReader()
+	mr, release, err := multipartReader(r)
+	defer release()
 	if err != nil {
 		writeUploadError(w, r, coffer.Errorf(coffer.EINVALID, "request must be multipart/form-data: %v", err))
 		return
@@ -48,6 +51,52 @@ func (h *Handler) uploadFiles(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]any{"processedFiles": filesJSON(files)})
+}
+
+// A multipart body is read through a pooled buffer: mime/multipart reads its input in
+// 4 KiB pieces, which would be one read(2) each; through bodyBufSize a large upload
+// takes a few per MiB. A body known to be under smallBodyMax gets a smallBodyBufSize
+// buffer (so many small uploads at once do not each hold 256 KiB), and one under
+// minBufferedBody none.
+const (
+	bodyBufSize      = 256 << 10
+	smallBodyBufSize = 32 << 10
+	smallBodyMax     = 1 << 20
+	minBufferedBody  = 16 << 10
+)
+
+// bodyBufs and smallBodyBufs hold body buffers between requests.
+var (
+	bodyBufs      = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, bodyBufSize) }}
+	smallBodyBufs = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, smallBodyBufSize) }}
+)
+
+// multipartReader returns a reader of r's multipart body, read through a pooled
+// buffer. release returns the buffer; call it, even after an error, once the body is
+// no longer read.
+func multipartReader(r *http.Request) (mr *multipart.Reader, release func(), err error) {
+	release = func() {}
+	if n := r.ContentLength; n < 0 || n >= minBufferedBody {
+		pool := &bodyBufs
+		if n >= 0 && n < smallBodyMax {
+			pool = &smallBodyBufs
+		}
+		br := pool.Get().(*bufio.Reader)
+		br.Reset(r.Body)
+		r.Body = bufferedBody{Reader: br, Closer: r.Body}
+		release = func() {
+			br.Reset(nil)
+			pool.Put(br)
+		}
+	}
+	mr, err = r.MultipartReader()
+	return mr, release, err
+}
+
+// bufferedBody is a request body read through a buffer, closed as the original.
+type bufferedBody struct {
+	*bufio.Reader
+	io.Closer
 }
 
 type uploadState struct {

@@ -18,7 +18,8 @@
 //   FIXTURES_DIR  where the JPEG fixture is (default ./fixtures beside this script)
 //
 // setup() uploads the download fixture and teardown() deletes it (and the bucket it
-// created). Uploads delete the file they created, untimed, like coffer bench. The
+// created). Uploads delete the file they created, untimed (coffer bench deletes its
+// uploads after the run instead, so no DELETE shares the server with them). The
 // upload sends the bucket in the X-Nhost-Bucket-Id header because k6 does not keep
 // the order of multipart fields (and coffer wants bucket-id before the files).
 import http from 'k6/http';

@@ -16,6 +16,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/coffer/coffer"
@@ -63,9 +64,9 @@ func (d *Driver) Put(ctx context.Context, key string, r io.Reader, size int64) (
 	return d.Stat(ctx, key)
 }
 
-// writeTemp copies r to a new temp file, and to also if not nil, and fsyncs it. It
-// fails, and leaves no file behind, unless r yields exactly size bytes (size >= 0) and
-// ctx is still live at the end.
+// writeTemp copies r to a new temp file (in 1 MiB writes), and to also if not nil, and
+// fsyncs it once. It fails, and leaves no file behind, unless r yields exactly size
+// bytes (size >= 0) and ctx is still live at the end.
 func (d *Driver) writeTemp(ctx context.Context, r io.Reader, size int64, also io.Writer) (string, error) {
 	tmp, err := os.CreateTemp(d.tmpDir, "put-*")
 	if err != nil {
@@ -82,7 +83,7 @@ func (d *Driver) writeTemp(ctx context.Context, r io.Reader, size int64, also io
 	if also != nil {
 		w = io.MultiWriter(tmp, also)
 	}
-	n, err := io.Copy(w, blob.ContextReader(ctx, r))
+	n, err := copyFull(w, blob.ContextReader(ctx, r))
 	if err != nil {
 		return "", err
 	}
@@ -106,13 +107,14 @@ func (d *Driver) writeTemp(ctx context.Context, r io.Reader, size int64, also io
 // Puts and Deletes race on parent directories: a Delete removes parents it leaves
 // empty, possibly while a Put is between making them and renaming into them, and a
 // concurrent MkdirAll may find a directory appearing under it. Those failures
-// (ErrNotExist, ErrExist) are retried.
+// (ErrNotExist, ErrExist) are retried. The first attempt skips making the parents:
+// they usually exist, and MkdirAll costs a system call per path element.
 func (d *Driver) install(tmpPath, key string) error {
 	parent := path.Dir(key)
 	target := filepath.Join(d.dir, filepath.FromSlash(key)) // key validated by blob.Store
 	var err error
 	for attempt := 0; attempt < 20; attempt++ {
-		if parent != "." {
+		if parent != "." && attempt > 0 { // the parent usually exists: rename first
 			err = d.objects.MkdirAll(parent, 0o750)
 		}
 		if err == nil || errors.Is(err, fs.ErrExist) {
@@ -182,9 +184,11 @@ func (d *Driver) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// List implements blob.Driver.
+// List implements blob.Driver. It walks only the directory the prefix names up to its
+// last "/" (all of objects/ for a prefix without one), so listing one file's variants
+// does not stat every blob in the store.
 func (d *Driver) List(ctx context.Context, prefix string, fn func(blob.Attrs) error) error {
-	return fs.WalkDir(d.objects.FS(), ".", func(p string, e fs.DirEntry, err error) error {
+	return fs.WalkDir(d.objects.FS(), listRoot(prefix), func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
 				return nil
@@ -203,6 +207,17 @@ func (d *Driver) List(ctx context.Context, prefix string, fn func(blob.Attrs) er
 		}
 		return fn(attrsOf(p, fi))
 	})
+}
+
+// listRoot is the directory under objects/ holding every key that starts with prefix:
+// the prefix up to its last "/", or "." when there is none or it is not a plain
+// relative path.
+func listRoot(prefix string) string {
+	i := strings.LastIndexByte(prefix, '/')
+	if i <= 0 || !fs.ValidPath(prefix[:i]) {
+		return "."
+	}
+	return prefix[:i]
 }
 
 // SweepTemp implements blob.Sweeper: temp files, and the remains of multipart uploads
