@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
 	"os"
 
 	"github.com/coffer/coffer"
@@ -16,6 +17,10 @@ import (
 type ContentConfig struct {
 	MaxBytes int64 // total bytes held; 0 disables the cache
 	MaxFile  int64 // larger files are never cached: they stream (sendfile from disk)
+	// MaxOpenFiles bounds the disk blobs held open (each weighs MaxBytes/MaxOpenFiles,
+	// whatever its size: its bytes stay in the kernel's page cache, not in ours). 0:
+	// half the process's descriptor limit, between 256 and 16,384 (openFileBudget).
+	MaxOpenFiles int64
 }
 
 // DefaultContentConfig returns the defaults: 256 MB in all, files up to 1 MB.
@@ -25,7 +30,7 @@ func DefaultContentConfig() ContentConfig {
 
 // Validate checks c.
 func (c ContentConfig) Validate() error {
-	if c.MaxBytes < 0 || c.MaxFile < 0 || c.MaxFile > 64<<20 {
+	if c.MaxBytes < 0 || c.MaxFile < 0 || c.MaxFile > 64<<20 || c.MaxOpenFiles < 0 {
 		return coffer.Errorf(coffer.EINVALID, "content cache: sizes must be >= 0 and the largest file at most 64 MB")
 	}
 	return nil
@@ -54,12 +59,15 @@ func NewContent(blobs *blob.Store, cfg ContentConfig) (*Content, error) {
 		return c, nil
 	}
 	var err error
-	minFile := cfg.MaxBytes / maxFiles
+	if cfg.MaxOpenFiles == 0 {
+		cfg.MaxOpenFiles = openFileBudget()
+	}
+	fileWeight := max(cfg.MaxBytes/cfg.MaxOpenFiles, 1)
 	c.c, err = otter.New(&otter.Options[string, *entry]{
 		MaximumWeight: uint64(cfg.MaxBytes),
 		Weigher: func(k string, v *entry) uint32 {
 			if v.f != nil {
-				return uint32(len(k) + int(max(v.f.size, minFile)) + entryOverhead)
+				return uint32(min(fileWeight, math.MaxUint32))
 			}
 			return uint32(len(k) + len(v.b) + entryOverhead)
 		},

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/coffer/coffer/blob"
 )
@@ -12,12 +13,22 @@ import (
 // Blobs on disk of at least sendfileMin bytes are held as open files rather than
 // bytes: their contents stay in the kernel's page cache and leave with sendfile,
 // which spares a copy into the socket on the sending side and lets the receiver copy
-// from pages that stay hot. A file entry weighs at least 1/maxFiles of the cache,
-// which bounds the open descriptors.
-const (
-	sendfileMin = 16 << 10
-	maxFiles    = 1024
-)
+// from pages that stay hot. An open file weighs a fixed share of the cache
+// (ContentConfig.MaxOpenFiles), which bounds the open descriptors without counting
+// page-cache bytes as ours: a 100 KB file held open costs a descriptor, not 100 KB.
+const sendfileMin = 16 << 10
+
+// openFileBudget is the default bound on open cached files: half the process's
+// descriptor limit (Go raises the soft limit to the hard one at start, so this is
+// what the process may really open), between 256 and 16,384, leaving the other half
+// for connections, blobs being written and the stores.
+func openFileBudget() int64 {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 1024
+	}
+	return int64(min(max(rl.Cur/2, 256), 16384))
+}
 
 // entry is a cached blob: its bytes, or an open file.
 type entry struct {
