@@ -50,12 +50,8 @@ need() { command -v "$1" >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=n
 need wrk wrk
 [ -x /usr/sbin/nginx ] || need nginx nginx-light
 
-work=$(mktemp -d /tmp/coffer-vs-nginx.XXXXXX)
-chmod 755 "$work"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+. scripts/lib/loopback.sh
+bench_workdir coffer-vs-nginx
 now() { date +%s.%N; }
 
 # Files: random contents, the same bytes for both servers.
@@ -77,26 +73,10 @@ echo "files written: $nfiles + $nusers + 3 in $(awk -v a="$t0" -v b="$(now)" 'BE
 
 # nginx: one server block per tcp_nopush setting, the same workers and file cache.
 np_off=$(port) np_on=$(port)
-mkdir -p "$work/tmp"
-cat >"$work/nginx.conf" <<NGINX
-worker_processes 2;
-worker_rlimit_nofile 20000;
-pid $work/nginx.pid;
-error_log $work/nginx-error.log;
-daemon off;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  sendfile on;
-  open_file_cache max=20000 inactive=60s;
-  open_file_cache_valid 60s;
-  keepalive_requests 1000000;
-  client_body_temp_path $work/tmp; proxy_temp_path $work/tmp; fastcgi_temp_path $work/tmp;
-  uwsgi_temp_path $work/tmp; scgi_temp_path $work/tmp;
-  server { listen 127.0.0.1:$np_off; root $work/www; tcp_nopush off; }
-  server { listen 127.0.0.1:$np_on; root $work/www; tcp_nopush on; }
-}
-NGINX
+{ nginx_main
+  echo "  server { listen 127.0.0.1:$np_off; root $work/www; tcp_nopush off; }"
+  echo "  server { listen 127.0.0.1:$np_on; root $work/www; tcp_nopush on; }"
+  echo "}"; } >"$work/nginx.conf"
 /usr/sbin/nginx -c "$work/nginx.conf" -p "$work" &
 nginx_pid=$!
 pids+=($!)

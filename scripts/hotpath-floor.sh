@@ -16,28 +16,14 @@ base_rev=
 rounds=${1:-3} dur=${2:-10s}
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
 command -v wrk >/dev/null && [ -x /usr/sbin/nginx ] || { echo "needs wrk and nginx (apt-get install wrk nginx-light)" >&2; exit 1; }
-work=$(mktemp -d /tmp/hotpath-floor.XXXXXX)
-chmod 755 "$work"
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
-mkdir -p "$work/www" "$work/tmp"
+. scripts/lib/loopback.sh
+bench_workdir hotpath-floor
+mkdir -p "$work/www"
 head -c $((100 * 1024)) /dev/urandom >"$work/www/small.bin"
 chmod 644 "$work/www/small.bin"
 
 np=$(port)
-t=$work/tmp
-cat >"$work/nginx.conf" <<NGINX
-worker_processes 2; daemon off; pid $work/nginx.pid; error_log $work/nginx-error.log;
-events { worker_connections 4096; }
-http {
-  access_log off; sendfile on; tcp_nopush off; keepalive_requests 1000000;
-  open_file_cache max=1000 inactive=60s; open_file_cache_valid 60s;
-  client_body_temp_path $t; proxy_temp_path $t; fastcgi_temp_path $t; uwsgi_temp_path $t; scgi_temp_path $t;
-  server { listen 127.0.0.1:$np; root $work/www; }
-}
-NGINX
+{ nginx_main; echo "  tcp_nopush off;"; echo "  server { listen 127.0.0.1:$np; root $work/www; }"; echo "}"; } >"$work/nginx.conf"
 /usr/sbin/nginx -c "$work/nginx.conf" -p "$work" &
 pids+=($!)
 declare -A url pid

@@ -1,0 +1,39 @@
+# Shared by the side-by-side benchmark scripts (compare-nginx.sh, compare-h2c.sh,
+# hotpath-floor.sh): sourced, not run.
+#
+# bench_workdir NAME: a fresh world-readable work directory in $work (nginx workers
+# read files there), $pids for the servers started, all killed and the directory
+# removed when the script exits.
+bench_workdir() {
+  work=$(mktemp -d "/tmp/$1.XXXXXX")
+  chmod 755 "$work"
+  pids=()
+  trap 'for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null; rm -rf "$work"' EXIT
+}
+
+# port: a free TCP port on 127.0.0.1.
+port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+# nginx_main: the top of an nginx.conf as an operator sets one up for static files (2
+# workers, no access log, sendfile, open_file_cache, long keep-alive, temp paths in
+# $work/tmp), with the http block left open for the caller's server blocks.
+nginx_main() {
+  local t=$work/tmp
+  mkdir -p "$t"
+  cat <<NGINX
+worker_processes 2;
+worker_rlimit_nofile 20000;
+pid $work/nginx.pid;
+error_log $work/nginx-error.log;
+daemon off;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  sendfile on;
+  open_file_cache max=20000 inactive=60s;
+  open_file_cache_valid 60s;
+  keepalive_requests 1000000;
+  client_body_temp_path $t; proxy_temp_path $t; fastcgi_temp_path $t;
+  uwsgi_temp_path $t; scgi_temp_path $t;
+NGINX
+}
