@@ -20,9 +20,7 @@ command -v h2load >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninter
 [ -x /usr/sbin/nginx ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light >/dev/null; }
 . scripts/lib/loopback.sh
 bench_workdir compare-h2c
-mkdir -p "$work/www"
-head -c $((100 * 1024)) /dev/urandom >"$work/www/small.bin"
-chmod 644 "$work/www/small.bin"
+hot_file
 
 np=$(port)
 { nginx_main; echo "  server { listen 127.0.0.1:$np http2; root $work/www; }"; echo "}"; } >"$work/nginx.conf"
@@ -32,13 +30,7 @@ pids+=($nginx_pid)
 
 ./scripts/build.sh "$work" 2>/dev/null
 cp_=$(port) key=compare-h2c-hs256-key-0123456789abcdef
-cat >"$work/rules.yaml" <<'RULES'
-rules:
-  - role: user
-    buckets: [priv]
-    upload: {presets: {uploaded_by_user_id: X-Hasura-User-Id}}
-    read: {filter: {uploaded_by_user_id: {_eq: X-Hasura-User-Id}}}
-RULES
+owner_rules "$work/rules.yaml"
 (cd "$work" && exec ./coffer serve --listen "127.0.0.1:$cp_" --data-dir "$work/data" --admin-secret s --h2c \
   --jwt-secret "{\"type\":\"HS256\",\"key\":\"$key\"}" --rules "$work/rules.yaml" --log-level warn \
   >"$work/coffer.log" 2>&1) &

@@ -94,13 +94,7 @@ if [ -n "$base_rev" ]; then
   builds=(base head)
 fi
 key=compare-nginx-hs256-key-0123456789abcdef
-cat >"$work/rules.yaml" <<'RULES'
-rules:
-  - role: user
-    buckets: [priv]
-    upload: {presets: {uploaded_by_user_id: X-Hasura-User-Id}}
-    read: {filter: {uploaded_by_user_id: {_eq: X-Hasura-User-Id}}}
-RULES
+owner_rules "$work/rules.yaml"
 declare -A url pid pub_small priv_small pub_mid pub_large
 start_coffer() { # build-name dir-with-coffer
   local p; p=$(port)

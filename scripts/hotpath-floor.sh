@@ -18,9 +18,7 @@ export GOFLAGS=${GOFLAGS:--buildvcs=false}
 command -v wrk >/dev/null && [ -x /usr/sbin/nginx ] || { echo "needs wrk and nginx (apt-get install wrk nginx-light)" >&2; exit 1; }
 . scripts/lib/loopback.sh
 bench_workdir hotpath-floor
-mkdir -p "$work/www"
-head -c $((100 * 1024)) /dev/urandom >"$work/www/small.bin"
-chmod 644 "$work/www/small.bin"
+hot_file
 
 np=$(port)
 { nginx_main; echo "  tcp_nopush off;"; echo "  server { listen 127.0.0.1:$np; root $work/www; }"; echo "}"; } >"$work/nginx.conf"

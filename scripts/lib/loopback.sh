@@ -37,3 +37,22 @@ http {
   uwsgi_temp_path $t; scgi_temp_path $t;
 NGINX
 }
+
+# owner_rules FILE: the rules the JWT targets run under: role user reads, in bucket
+# priv, only the files it uploaded (uploaded_by_user_id preset to the caller).
+owner_rules() {
+  cat >"$1" <<'RULES'
+rules:
+  - role: user
+    buckets: [priv]
+    upload: {presets: {uploaded_by_user_id: X-Hasura-User-Id}}
+    read: {filter: {uploaded_by_user_id: {_eq: X-Hasura-User-Id}}}
+RULES
+}
+
+# hot_file: $work/www/small.bin, 100 KB of random bytes readable by nginx's workers.
+hot_file() {
+  mkdir -p "$work/www"
+  head -c $((100 * 1024)) /dev/urandom >"$work/www/small.bin"
+  chmod 644 "$work/www/small.bin"
+}
