@@ -3,7 +3,6 @@ package hasura
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -99,27 +98,16 @@ func (h *Handler) replaceFile(w http.ResponseWriter, r *http.Request) {
 }
 
 func readReplaceParts(r *http.Request, mr *multipart.Reader, up *service.Upload) error {
-	for {
-		part, err := nextPart(mr)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return eachPart(mr, func(part *multipart.Part) error {
 		switch part.FormName() {
 		case "file", "file[]":
-			err = up.AddContent(r.Context(), part.FileName(), part.Header.Get("Content-Type"), part, -1)
+			return up.AddContent(r.Context(), part.FileName(), part.Header.Get("Content-Type"), part, -1)
 		case "metadata", "metadata[]":
-			err = readReplaceMeta(part, up)
+			return readReplaceMeta(part, up)
 		default:
-			err = discardField(part)
+			return discardField(part)
 		}
-		part.Close()
-		if err != nil {
-			return err
-		}
-	}
+	})
 }
 
 func readReplaceMeta(part *multipart.Part, up *service.Upload) error {

@@ -128,7 +128,11 @@ func (u *uploadState) begin() error {
 	return err
 }
 
-func (u *uploadState) readParts(mr *multipart.Reader) error {
+func (u *uploadState) readParts(mr *multipart.Reader) error { return eachPart(mr, u.readPart) }
+
+// eachPart calls fn with every part of mr in order, closing each after it, and stops
+// at the first error (fn's or the reader's); the end of the body is no error.
+func eachPart(mr *multipart.Reader, fn func(*multipart.Part) error) error {
 	for {
 		part, err := nextPart(mr)
 		if errors.Is(err, io.EOF) {
@@ -137,7 +141,7 @@ func (u *uploadState) readParts(mr *multipart.Reader) error {
 		if err != nil {
 			return err
 		}
-		err = u.readPart(part)
+		err = fn(part)
 		part.Close()
 		if err != nil {
 			return err
