@@ -41,17 +41,7 @@ if [ ${#bins[@]} -eq 0 ]; then
 fi
 tool=${BENCH_TOOL:-${bins[-1]}} # runs `coffer bench` (default: the last binary)
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-wait_port() {
-  for _ in $(seq 1 200); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    sleep 0.05
-  done
-  echo "bench-upload: nothing listens on $1" >&2
-  return 1
-}
+. scripts/lib/loopback.sh # port, wait_port
 # cpu_s PID: the process's user+system CPU seconds so far; user_s PID: user alone.
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", ($14 + $15) / hz }' "/proc/$1/stat"; }
 user_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", $14 / hz }' "/proc/$1/stat"; }
@@ -62,7 +52,7 @@ median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] :
 # start NAME BIN [DATABASE_URL]: starts a server; sets port_NAME and pid_NAME.
 start() {
   local name=$1 bin=$2 db=${3:-} port
-  port=$(free_port)
+  port=$(port)
   rm -rf "$work/data-$name"
   mkdir -p "$work/data-$name"
   "$bin" serve --listen "127.0.0.1:$port" --data-dir "$work/data-$name" --admin-secret "$secret" \

@@ -12,17 +12,9 @@ VERSITYGW_VERSION=${VERSITYGW_VERSION:-v1.8.0}
 svc_dir=$(mktemp -d /tmp/coffer-test-services.XXXXXX)
 chmod 755 "$svc_dir"
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
-}
-
-# wait_port PORT: wait up to 10 s for something to listen on 127.0.0.1:PORT.
-wait_port() {
-  for _ in $(seq 1 200); do
-    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
-    sleep 0.05
-  done
-}
+# port and wait_port; a server slow to listen is reported and the tests that need it
+# then fail on their own (as before: wait_port's failure does not stop the script).
+. "$(dirname "${BASH_SOURCE[0]}")/lib/loopback.sh"
 
 as_postgres() {
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
@@ -38,7 +30,7 @@ ensure_postgres() {
 
 start_postgres() {
   ensure_postgres
-  local port; port=$(free_port)
+  local port; port=$(port)
   local run="$svc_dir/pg"
   pg_data="$run/data"
   mkdir -p "$run" && { [ "$(id -u)" != 0 ] || chown postgres:postgres "$run"; }
@@ -62,12 +54,12 @@ ensure_versitygw() {
 
 start_s3() {
   ensure_versitygw
-  local port; port=$(free_port)
+  local port; port=$(port)
   mkdir -p "$svc_dir/s3"
   ROOT_ACCESS_KEY=coffertest ROOT_SECRET_KEY=coffertestsecret \
     "$versitygw" --port "127.0.0.1:$port" posix "$svc_dir/s3" >"$svc_dir/s3.log" 2>&1 &
   s3_pid=$!
-  wait_port "$port"
+  wait_port "$port" || true
   export COFFER_TEST_S3_ENDPOINT="http://127.0.0.1:$port"
   export COFFER_TEST_S3_ACCESS_KEY=coffertest COFFER_TEST_S3_SECRET_KEY=coffertestsecret
   echo "test-services: versitygw (S3) on 127.0.0.1:$port"
@@ -82,7 +74,7 @@ ensure_clamd() {
 
 start_clamd() {
   ensure_clamd
-  local port; port=$(free_port)
+  local port; port=$(port)
   local run="$svc_dir/clamd"
   mkdir -p "$run/db"
   # The EICAR test file's MD5:size:name; clamd reports it as Eicar-Test-Signature.UNOFFICIAL.
@@ -94,7 +86,7 @@ start_clamd() {
     "TemporaryDirectory $run" "LogFile $run/clamd.log" >"$run/clamd.conf"
   /usr/sbin/clamd --config-file="$run/clamd.conf" >"$svc_dir/clamd.out" 2>&1 &
   clamd_pid=$!
-  wait_port "$port"
+  wait_port "$port" || true
   export COFFER_TEST_CLAMD_ADDR="127.0.0.1:$port"
   echo "test-services: clamd $(/usr/sbin/clamd --version | awk '{print $2}' | cut -d/ -f1) on 127.0.0.1:$port"
 }

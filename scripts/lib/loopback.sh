@@ -1,5 +1,5 @@
 # Shared by the side-by-side benchmark scripts (compare-nginx.sh, compare-h2c.sh,
-# hotpath-floor.sh): sourced, not run.
+# hotpath-floor.sh, bench-upload.sh) and test-services.sh: sourced, not run.
 #
 # bench_workdir NAME: a fresh world-readable work directory in $work (nginx workers
 # read files there), $pids for the servers started, all killed and the directory
@@ -13,6 +13,17 @@ bench_workdir() {
 
 # port: a free TCP port on 127.0.0.1.
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'; }
+
+# wait_port PORT: wait up to 10 s for something to listen on 127.0.0.1:PORT; says so
+# on stderr and fails if nothing does.
+wait_port() {
+  for _ in $(seq 1 200); do
+    if (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; then return 0; fi
+    sleep 0.05
+  done
+  echo "nothing listens on 127.0.0.1:$1 after 10 s" >&2
+  return 1
+}
 
 # nginx_main: the top of an nginx.conf as an operator sets one up for static files (2
 # workers, no access log, sendfile, open_file_cache, long keep-alive, temp paths in
