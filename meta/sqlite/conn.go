@@ -11,15 +11,20 @@ import (
 type core = sqlcore.Store
 
 // conn runs the shared core's statements on database/sql. SQLite has one writer at a
-// time: wsem (capacity 1) serialises this process's writes, so they queue here rather
-// than spin on SQLITE_BUSY; BEGIN IMMEDIATE (see dsnParams) orders them against other
-// processes.
+// time: writes queue in this process (batch.go) rather than spin on SQLITE_BUSY, and
+// run in group-committed batches; BEGIN IMMEDIATE (see dsnParams) orders them against
+// other processes.
 type conn struct {
-	db   *sql.DB
-	wsem chan struct{}
+	db *sql.DB
+	w  *batcher
 }
 
 var _ sqlcore.DB = (*conn)(nil)
+
+// newConn returns a conn over db.
+func newConn(db *sql.DB) *conn {
+	return &conn{db: db, w: &batcher{max: maxBatch, db: db, wsem: make(chan struct{}, 1)}}
+}
 
 // Exec runs a statement and returns how many rows it changed.
 func (c *conn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
@@ -36,59 +41,22 @@ func (c *conn) QueryRow(ctx context.Context, q string, args ...any) sqlcore.Row 
 	return c.db.QueryRowContext(ctx, q, args...)
 }
 
-// lock takes the write semaphore; it fails only when ctx ends first.
-func (c *conn) lock(ctx context.Context) error {
-	select {
-	case c.wsem <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// Tx runs fn in a write transaction (BEGIN IMMEDIATE) and commits it when fn returns
-// nil.
+// Tx runs fn in a write transaction (BEGIN IMMEDIATE), perhaps batched with other
+// callers' (batch.go), and returns once its changes are committed or with its error
+// and none of them.
 func (c *conn) Tx(ctx context.Context, fn func(sqlcore.Querier) error) error {
-	if err := c.lock(ctx); err != nil {
-		return err
-	}
-	defer func() { <-c.wsem }()
-	tx, err := c.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(txConn{tx}); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return c.w.run(ctx, fn)
 }
 
-// Write runs one writing statement in its own (implicit) transaction.
+// Write runs one writing statement as a transaction of its own.
 func (c *conn) Write(ctx context.Context, q string, args ...any) (int64, error) {
-	if err := c.lock(ctx); err != nil {
-		return 0, err
-	}
-	defer func() { <-c.wsem }()
-	return execIn(ctx, c.db, q, args)
-}
-
-// txConn runs statements inside a transaction.
-type txConn struct{ tx *sql.Tx }
-
-// Exec runs a statement and returns how many rows it changed.
-func (t txConn) Exec(ctx context.Context, q string, args ...any) (int64, error) {
-	return execIn(ctx, t.tx, q, args)
-}
-
-// Query runs a statement that returns rows.
-func (t txConn) Query(ctx context.Context, q string, args ...any) (sqlcore.Rows, error) {
-	return queryIn(ctx, t.tx, q, args)
-}
-
-// QueryRow runs a statement that returns at most one row.
-func (t txConn) QueryRow(ctx context.Context, q string, args ...any) sqlcore.Row {
-	return t.tx.QueryRowContext(ctx, q, args...)
+	var n int64
+	err := c.w.run(ctx, func(tx sqlcore.Querier) error {
+		var err error
+		n, err = tx.Exec(ctx, q, args...)
+		return err
+	})
+	return n, err
 }
 
 // execer is what *sql.DB and *sql.Tx offer.

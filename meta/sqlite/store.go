@@ -47,7 +47,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = db.Close()
 		return nil, coffer.Internal(err, "open sqlite database")
 	}
-	return &Store{core: sqlcore.New(&conn{db: db, wsem: make(chan struct{}, 1)}, newDialect()), db: db}, nil
+	return &Store{core: sqlcore.New(newConn(db), newDialect()), db: db}, nil
 }
 
 // dsn builds a file: URI so that any path (spaces, '?', '#') is taken literally.
