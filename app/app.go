@@ -66,7 +66,7 @@ func (s *Main) build(ctx context.Context) error {
 	c := s.cfg
 	scfg := service.DefaultConfig()
 	scfg.StaleUploadAfter, scfg.SingleNode = c.StaleUploadAfter, c.UsesSQLite()
-	scfg.HideForbidden = c.Compat.HideForbidden
+	scfg.HideForbidden, scfg.ETag = c.Compat.HideForbidden, c.Compat.ETag
 	if err := s.st.cacheBlobs(c, s.log); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/scan/clamd"
+	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/webhook"
 )
 
@@ -79,6 +80,7 @@ type WebhookConfig struct {
 type CompatConfig struct {
 	JWTAdminRole  bool
 	HideForbidden bool
+	ETag          string // the hash of upload ETags: service.ETagMD5 (hasura-storage's) or ETagBLAKE3
 }
 
 // ClamAVConfig is the settings of virus scanning.
@@ -103,7 +105,7 @@ func DefaultConfig() Config {
 		VariantCacheSize: 64 << 20, VariantsPerFile: 20,
 		Webhooks: WebhookConfig{Timeout: wcfg.Timeout, MaxAttempts: wcfg.MaxAttempts, Workers: wcfg.Workers,
 			Retention: wcfg.Retention},
-		Compat:    CompatConfig{JWTAdminRole: true},
+		Compat:    CompatConfig{JWTAdminRole: true, ETag: service.ETagMD5},
 		AccessLog: hcfg.AccessLog.Mode, AccessLogReads: hcfg.AccessLog.ReadsPerSecond,
 		ClamAV:  ClamAVConfig{Timeout: clamd.DefaultConfig().Timeout},
 		Version: "dev",
@@ -121,6 +123,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PresignSecret != "" && len(c.PresignSecret) < 32 {
 		return fmt.Errorf("--presign-secret must be at least 32 bytes")
+	}
+	if c.Compat.ETag != service.ETagMD5 && c.Compat.ETag != service.ETagBLAKE3 {
+		return fmt.Errorf("--etag must be %s or %s, not %q", service.ETagMD5, service.ETagBLAKE3, c.Compat.ETag)
 	}
 	if c.MetricsListen != "" {
 		addr, err := sideAddr("--metrics-listen", c.MetricsListen)

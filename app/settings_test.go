@@ -80,3 +80,15 @@ func TestSideAddr(t *testing.T) {
 		}
 	}
 }
+
+// TestETagValidate: --etag takes md5 and blake3 and names itself refusing others.
+func TestETagValidate(t *testing.T) {
+	for etag, ok := range map[string]bool{"md5": true, "blake3": true, "": false, "MD5": false, "sha256": false} {
+		c := DefaultConfig()
+		c.Compat.ETag = etag
+		err := c.Validate()
+		if ok != (err == nil) || (err != nil && !strings.Contains(err.Error(), "--etag")) {
+			t.Errorf("--etag %q: Validate = %v", etag, err)
+		}
+	}
+}

@@ -364,7 +364,7 @@ func (s *Service) abortBlob(ctx context.Context, key string) {
 }
 
 // writeBlob records an intent, then streams r into a new blob while counting, hashing
-// (MD5, on another core for large files: uploadhash.go), enforcing the bucket's limits
+// (for the ETag: uploadhash.go), enforcing the bucket's limits
 // and, with a virus scanner, teeing the bytes into a scan whose verdict must be clean
 // before the blob is kept.
 func (s *Service) writeBlob(ctx context.Context, b *coffer.Bucket, declaredType string, r io.Reader, size int64, o origin) (string, *uploadItem, error) {
@@ -387,7 +387,7 @@ func (s *Service) writeBlob(ctx context.Context, b *coffer.Bucket, declaredType 
 		return "", nil, err
 	}
 	lr := &limitReader{r: br, max: b.MaxUploadFileSize, bucket: b}
-	h := newMD5Pipe()
+	h := newHashPipe(s.cfg.ETag)
 	defer h.close()
 	_, err = s.blobs.Put(ctx, key, tee.wrap(io.TeeReader(lr, h)), size)
 	if err == nil && lr.n < b.MinUploadFileSize {

@@ -2,6 +2,8 @@ package service_test
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"log/slog"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/coffer/coffer/blob/memblob"
 	"github.com/coffer/coffer/meta/sqlite"
 	"github.com/coffer/coffer/service"
+	"lukechampine.com/blake3"
 )
 
 // ownerRules let role "user" upload to every bucket as itself, read every file there
@@ -366,5 +369,31 @@ func TestUploadLater(t *testing.T) {
 	must(t, err)
 	if files[0].BucketID != "default" || read(t, svc, coffer.AdminPrincipal(), files[0].ID) != "hello" {
 		t.Fatalf("committed into %q", files[0].BucketID)
+	}
+}
+
+// TestUploadETagHash: the ETag is the quoted MD5 of the contents by default and the
+// quoted BLAKE3-256 with Config.ETag = ETagBLAKE3 (here of a replacement: uploads
+// share its writeBlob); an unknown hash name is refused.
+func TestUploadETagHash(t *testing.T) {
+	contents := strings.Repeat("coffer ", 100_000) // past the inline hashing limit
+	md5sum, b3sum := md5.Sum([]byte(contents)), blake3.Sum256([]byte(contents))
+	for kind, want := range map[string]string{service.ETagMD5: hex.EncodeToString(md5sum[:]), service.ETagBLAKE3: hex.EncodeToString(b3sum[:])} {
+		cfg := service.DefaultConfig()
+		cfg.ETag = kind
+		svc, err := service.New(cfg, openSQLite(t), blob.New(memblob.New()), service.Caches{}, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := put(t, svc, coffer.AdminPrincipal(), "", "first")
+		f = put(t, svc, coffer.AdminPrincipal(), f.ID, contents)
+		if f.ETag != `"`+want+`"` {
+			t.Errorf("%s: replace ETag %s, want %q", kind, f.ETag, want)
+		}
+	}
+	cfg := service.DefaultConfig()
+	cfg.ETag = "sha1"
+	if err := cfg.Validate(); coffer.ErrorCode(err) != coffer.EINVALID {
+		t.Errorf("ETag sha1: Validate = %v, want EINVALID", err)
 	}
 }

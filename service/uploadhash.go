@@ -4,28 +4,34 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"hash"
+	"math"
 	"sync"
+
+	"lukechampine.com/blake3"
 )
 
-// The ETag of an uploaded file is the quoted MD5 of its contents, as hasura-storage's
-// (the S3 ETag of a single-part put) and as the API documents it, so MD5 stays. MD5
-// runs at well under disk speed on one core (about 1 s/GiB here), so a large upload
-// hashes on a goroutine of its own: chunks of the stream are copied aside and hashed
-// there while the next ones are read and written to the blob.
+// The ETag of an uploaded file is the quoted hex digest of its contents: MD5 by
+// default, as hasura-storage's (the S3 ETag of a single-part put), or BLAKE3
+// (Config.ETag). MD5 runs at well under disk speed on one core (about 1.2 s/GiB
+// here), so a large upload hashes MD5 on a goroutine of its own: chunks of the stream
+// are copied aside and hashed there while the next ones are read and written to the
+// blob. BLAKE3 keeps up with the disk on the request's goroutine, where copying the
+// chunks aside would cost about as much as hashing them, so it always hashes inline.
 const (
 	hashChunkSize = 1 << 20   // bytes hashed per hand-off to the hashing goroutine
 	hashSyncBytes = 256 << 10 // the first bytes hash inline: small uploads start no goroutine
 )
 
-// hashChunks holds the chunks of md5Pipes between uploads.
+// hashChunks holds the chunks of hashPipes between uploads.
 var hashChunks = sync.Pool{New: func() any { b := make([]byte, hashChunkSize); return &b }}
 
-// md5Pipe is an io.Writer computing the MD5 of what is written to it: inline up to
-// hashSyncBytes, then on a goroutine of its own, in chunks, two at most in flight.
+// hashPipe is an io.Writer computing a hash of what is written to it: inline up to
+// inline bytes, then on a goroutine of its own, in chunks, two at most in flight.
 // Sum returns the digest; close must always be called (it stops the goroutine and
 // returns the chunks to the pool). Not safe for concurrent use.
-type md5Pipe struct {
+type hashPipe struct {
 	h       hash.Hash
+	inline  int64     // bytes hashed inline before the goroutine starts
 	n       int64     // bytes written
 	cur     *[]byte   // the chunk being filled, or nil
 	fill    int       // bytes in cur
@@ -37,12 +43,18 @@ type md5Pipe struct {
 	stopped bool
 }
 
-func newMD5Pipe() *md5Pipe { return &md5Pipe{h: md5.New()} }
+// newHashPipe returns a hashPipe for the ETag hash named kind (ETagMD5 or ETagBLAKE3).
+func newHashPipe(kind string) *hashPipe {
+	if kind == ETagBLAKE3 {
+		return &hashPipe{h: blake3.New(32, nil), inline: math.MaxInt64}
+	}
+	return &hashPipe{h: md5.New(), inline: hashSyncBytes}
+}
 
 // Write implements io.Writer; it never fails.
-func (m *md5Pipe) Write(p []byte) (int, error) {
+func (m *hashPipe) Write(p []byte) (int, error) {
 	n := len(p)
-	if m.work == nil && m.n+int64(n) <= hashSyncBytes {
+	if m.work == nil && m.n+int64(n) <= m.inline {
 		m.n += int64(n)
 		m.h.Write(p)
 		return n, nil
@@ -64,7 +76,7 @@ func (m *md5Pipe) Write(p []byte) (int, error) {
 
 // take returns a free chunk: a hashed one, a new one from the pool (two at most), or
 // the next one the goroutine hands back.
-func (m *md5Pipe) take() *[]byte {
+func (m *hashPipe) take() *[]byte {
 	if k := len(m.spare); k > 0 {
 		c := m.spare[k-1]
 		m.spare = m.spare[:k-1]
@@ -79,7 +91,7 @@ func (m *md5Pipe) take() *[]byte {
 }
 
 // send hands the full current chunk to the hashing goroutine, starting it first.
-func (m *md5Pipe) send() {
+func (m *hashPipe) send() {
 	if m.work == nil {
 		m.work, m.freed = make(chan *[]byte, 2), make(chan *[]byte, 2)
 		go hashLoop(m.h, m.work, m.freed)
@@ -99,14 +111,14 @@ func hashLoop(h hash.Hash, work <-chan *[]byte, freed chan<- *[]byte) {
 }
 
 // wait takes back every chunk in flight: after it, m.h has hashed all they held.
-func (m *md5Pipe) wait() {
+func (m *hashPipe) wait() {
 	for ; m.busy > 0; m.busy-- {
 		m.spare = append(m.spare, <-m.freed)
 	}
 }
 
-// Sum returns the quoted hex MD5 of everything written: the ETag.
-func (m *md5Pipe) Sum() string {
+// Sum returns the quoted hex digest of everything written: the ETag.
+func (m *hashPipe) Sum() string {
 	m.wait()
 	if m.cur != nil {
 		m.h.Write((*m.cur)[:m.fill])
@@ -117,7 +129,7 @@ func (m *md5Pipe) Sum() string {
 
 // close stops the hashing goroutine and returns the chunks to the pool. Safe to call
 // more than once.
-func (m *md5Pipe) close() {
+func (m *hashPipe) close() {
 	if m.stopped {
 		return
 	}

@@ -27,6 +27,7 @@ var serveDefaults = map[string]string{
 	"database-url":             "",
 	"gc-heap-floor":            "16777216",
 	"h2c":                      "false",
+	"etag":                     "md5",
 	"hide-forbidden":           "false",
 	"image-max-bytes":          "67108864",
 	"image-max-cost":           "2000000000",
