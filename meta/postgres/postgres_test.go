@@ -1,6 +1,7 @@
 package postgres_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/coffer/coffer/internal/pgtest"
@@ -35,4 +36,33 @@ func TestNamesUpgrade(t *testing.T) {
 			pgtest.Exec(t, u, `DROP INDEX files_bucket_named; ALTER TABLE files DROP COLUMN named;
 				DELETE FROM schema_migrations WHERE version = 8`)
 		})
+}
+
+// BenchmarkUploadWrites runs metatest.BenchUploadWrites with pools of 4 connections
+// (pgxpool's default on this 2-CPU machine) and of Open's default:
+//
+//	go test -run '^$' -bench UploadWrites -benchtime 3000x ./meta/postgres/
+func BenchmarkUploadWrites(b *testing.B) {
+	base := databaseURL(b)
+	for _, pool := range []string{"pool_max_conns=4", ""} {
+		name := pool
+		if name == "" {
+			name = "default"
+		}
+		b.Run(name, func(b *testing.B) {
+			u := freshSchema(b, base)
+			if pool != "" {
+				u += map[bool]string{true: "&", false: "?"}[strings.Contains(u, "?")] + pool
+			}
+			s, err := postgres.Open(b.Context(), u)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			if err := s.Migrate(b.Context()); err != nil {
+				b.Fatal(err)
+			}
+			metatest.BenchUploadWrites(b, s)
+		})
+	}
 }

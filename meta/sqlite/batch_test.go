@@ -8,13 +8,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
-	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/meta/internal/sqlcore"
+	"github.com/coffer/coffer/meta/metatest"
 )
 
 // openBatchConn returns a conn over a fresh database with table t(k TEXT PRIMARY KEY).
@@ -156,10 +153,8 @@ func TestBatchCancelledWhileQueued(t *testing.T) {
 	}
 }
 
-// BenchmarkUploadWrites runs what an upload writes to the metadata (BeginUpload, then
-// CreateFiles of one file) from 50 goroutines, with group commit (batched) and one
-// transaction at a time (single, the old way), and reports the process's CPU time
-// per upload besides the wall time:
+// BenchmarkUploadWrites runs metatest.BenchUploadWrites with group commit (batched)
+// and one transaction at a time (single, the old way):
 //
 //	go test -run '^$' -bench UploadWrites -benchtime 3000x ./meta/sqlite/
 func BenchmarkUploadWrites(b *testing.B) {
@@ -177,38 +172,10 @@ func BenchmarkUploadWrites(b *testing.B) {
 			c := newConn(db)
 			c.w.max = bc.max
 			s := &Store{core: sqlcore.New(c, newDialect()), db: db}
-			ctx := context.Background()
-			if err := s.Migrate(ctx); err != nil {
+			if err := s.Migrate(context.Background()); err != nil {
 				b.Fatal(err)
 			}
-			var next atomic.Int64
-			b.SetParallelism(25) // 50 goroutines on 2 CPUs
-			cpu0 := cpuTime()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					n := next.Add(1)
-					key := fmt.Sprintf("f/%d", n)
-					f := &coffer.File{ID: fmt.Sprintf("%08d-0000-4000-8000-000000000000", n), BucketID: "default",
-						Name: "a", Size: 1, MimeType: "text/plain", ETag: `"x"`, IsUploaded: true, BlobKey: key}
-					if err := s.BeginUpload(ctx, key, nil); err != nil {
-						b.Error(err)
-						return
-					}
-					if err := s.CreateFiles(ctx, []*coffer.File{f}); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-			b.ReportMetric(float64((cpuTime()-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			metatest.BenchUploadWrites(b, s)
 		})
 	}
-}
-
-// cpuTime returns the process's user + system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
