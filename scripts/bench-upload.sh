@@ -143,13 +143,15 @@ end
 EOF
 }
 
-# small_run NAME TOOL: one 100 KB c=50 run; prints "req_s cpu_us_per_req".
+# small_run NAME TOOL: one 100 KB c=50 run; prints "req_s cpu_us_per_req
+# client_cpu_us_per_req" (the load tool's own CPU: the two tools share the 2 cores
+# with the server, so a hungrier client leaves the server less).
 small_run() {
   local port pid c0 out rps n
   eval "port=\$port_$1 pid=\$pid_$1"
   c0=$(cpu_s "$pid")
   if [ "$2" = wrk ]; then
-    out=$(wrk -t2 -c50 -d"$dur" --timeout 10s -s "$work/upload.lua" "http://127.0.0.1:$port/v1/files")
+    out=$(/usr/bin/time -f 'client %U %S' wrk -t2 -c50 -d"$dur" --timeout 10s -s "$work/upload.lua" "http://127.0.0.1:$port/v1/files" 2>&1)
     echo "$out" | grep -E 'errors|Non-2xx' | sed "s/^/  $1 wrk: /" >&2
     rps=$(echo "$out" | awk '/Requests\/sec/ { print $2 }')
     n=$(echo "$out" | awk '/requests in/ { print $1 }')
@@ -161,11 +163,13 @@ small_run() {
     python3 -c '
 import json, sys
 r = json.load(open(sys.argv[1]))["runs"][0]
-print(r["rps"], r["server"]["cpu_seconds"] * 1e6 / max(r["requests"], 1))
+n = max(r["requests"], 1)
+print(r["rps"], r["server"]["cpu_seconds"] * 1e6 / n, r["client_cpu_seconds"] * 1e6 / n)
 if r["errors"]: print("  bench errors:", r["errors_by_kind"], file=sys.stderr)' "$work/bench.json"
     return
   fi
-  echo "$rps $(echo "($(cpu_s "$pid") - $c0) * 1000000 / $n" | bc -l)"
+  echo "$rps $(echo "($(cpu_s "$pid") - $c0) * 1000000 / $n" | bc -l)" \
+    "$(echo "$out" | awk -v n="$n" '$1 == "client" { printf "%.1f", ($2 + $3) * 1000000 / n }')"
 }
 
 small() {
@@ -184,9 +188,10 @@ small() {
   done
   for i in "${!bins[@]}"; do
     for t in wrk bench; do
-      printf "s%s %-5s median %7.0f uploads/s  server CPU %5.0f µs/upload  (%s)\n" "$i" "$t" \
+      printf "s%s %-5s median %7.0f uploads/s  server CPU %5.0f µs/upload  client CPU %5.0f µs/upload  (%s)\n" "$i" "$t" \
         "$(awk -v n="s$i" -v t="$t" '$1 == n && $2 == t { print $3 }' "$work/small.txt" | median)" \
-        "$(awk -v n="s$i" -v t="$t" '$1 == n && $2 == t { print $4 }' "$work/small.txt" | median)" "${bins[$i]}"
+        "$(awk -v n="s$i" -v t="$t" '$1 == n && $2 == t { print $4 }' "$work/small.txt" | median)" \
+        "$(awk -v n="s$i" -v t="$t" '$1 == n && $2 == t { print $5 }' "$work/small.txt" | median)" "${bins[$i]}"
     done
   done
   echo "load after: $(loadavg)"
