@@ -89,7 +89,8 @@ func (DeliveryState) EnumDescriptor() ([]byte, []int) {
 // A bucket: the settings shared by the files in it.
 type Bucket struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The bucket's id: 1 to 64 characters, letters, digits, '-' and '_'.
+	// The bucket's id: 1 to 63 characters of a-z, 0-9, '-', '_' and '.', starting
+	// with a letter or digit.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// Smallest upload accepted, in bytes (>= 0).
 	MinUploadFileSize int64 `protobuf:"varint,2,opt,name=min_upload_file_size,json=minUploadFileSize,proto3" json:"min_upload_file_size,omitempty"`

@@ -1,0 +1,57 @@
+package rpcapi
+
+import (
+	"context"
+	"errors"
+
+	"connectrpc.com/connect"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+
+	"github.com/coffer/coffer"
+)
+
+// codeOf is the one table from domain error codes to Connect (and gRPC) codes, the
+// RPC counterpart of httpserve's status table. Every code has a row
+// (TestCodeOfEveryKind reads errors.go to check it).
+var codeOf = map[string]connect.Code{
+	coffer.EINVALID:        connect.CodeInvalidArgument,
+	coffer.EUNAUTHORIZED:   connect.CodeUnauthenticated,
+	coffer.EFORBIDDEN:      connect.CodePermissionDenied,
+	coffer.ENOTFOUND:       connect.CodeNotFound,
+	coffer.ECONFLICT:       connect.CodeAlreadyExists,
+	coffer.EPRECONDITION:   connect.CodeFailedPrecondition,
+	coffer.ETOOLARGE:       connect.CodeResourceExhausted,
+	coffer.EUNSUPPORTED:    connect.CodeInvalidArgument,
+	coffer.ERANGE:          connect.CodeOutOfRange,
+	coffer.EINTERNAL:       connect.CodeInternal,
+	coffer.ENOTIMPLEMENTED: connect.CodeUnimplemented,
+	coffer.EUNAVAILABLE:    connect.CodeUnavailable,
+	coffer.ETOOMANY:        connect.CodeResourceExhausted,
+}
+
+// CodeOf returns the Connect code for err: CodeInternal for an unknown kind.
+func CodeOf(err error) connect.Code {
+	if c, ok := codeOf[coffer.ErrorCode(err)]; ok {
+		return c
+	}
+	return connect.CodeInternal
+}
+
+// toConnect returns err as a Connect error with its client-safe message. Internal
+// errors are logged here, once, and shown as "internal error"; an error that names
+// its field carries a google.rpc.BadRequest detail with that field.
+func (h *Handler) toConnect(ctx context.Context, err error) error {
+	code := CodeOf(err)
+	if code == connect.CodeInternal {
+		h.log.ErrorContext(ctx, "rpc: internal error", "err", err)
+	}
+	ce := connect.NewError(code, errors.New(coffer.ErrorMessage(err)))
+	if field := coffer.ErrorField(err); field != "" {
+		br := &errdetails.BadRequest{FieldViolations: []*errdetails.BadRequest_FieldViolation{
+			{Field: field, Description: coffer.ErrorMessage(err)}}}
+		if d, derr := connect.NewErrorDetail(br); derr == nil {
+			ce.AddDetail(d)
+		}
+	}
+	return ce
+}

@@ -1,0 +1,91 @@
+package rpcapi_test
+
+import (
+	"slices"
+	"testing"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+	"connectrpc.com/grpcreflect"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/descriptorpb"
+
+	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
+	"github.com/coffer/coffer/proto/gen/coffer/admin/v1/adminv1connect"
+)
+
+// TestProtocols: the same call over gRPC (HTTP/2 without TLS, as --h2c serves it),
+// gRPC-Web and the Connect protocol with JSON, and a refusal over gRPC.
+func TestProtocols(t *testing.T) {
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name string
+		c    clients
+	}{
+		{"grpc over h2c", e.clients(h2cClient("X-Hasura-Admin-Secret", adminSecret), connect.WithGRPC())},
+		{"grpc-web", e.clients(asAdmin(), connect.WithGRPCWeb())},
+		{"connect json", e.clients(asAdmin(), connect.WithProtoJSON())},
+		{"connect json over h2c", e.clients(h2cClient("X-Hasura-Admin-Secret", adminSecret), connect.WithProtoJSON())},
+	} {
+		list, err := tc.c.buckets.ListBuckets(ctx(), req(&adminv1.ListBucketsRequest{}))
+		check(t, tc.name+" ListBuckets", err)
+		if len(list.Msg.GetBuckets()) != 1 || list.Msg.GetBuckets()[0].GetId() != "default" {
+			t.Fatalf("%s: %v", tc.name, list.Msg)
+		}
+	}
+	_, err := e.clients(h2cClient(), connect.WithGRPC()).buckets.ListBuckets(ctx(), req(&adminv1.ListBucketsRequest{}))
+	wantCode(t, "anonymous over grpc", err, connect.CodeUnauthenticated)
+	_, err = e.clients(h2cClient("X-Hasura-Admin-Secret", adminSecret), connect.WithGRPC()).buckets.CreateBucket(ctx(),
+		req(&adminv1.CreateBucketRequest{Id: "Bad Id"}))
+	wantCode(t, "bad id over grpc", err, connect.CodeInvalidArgument)
+}
+
+// TestReflectionAndHealth: server reflection over gRPC (what grpcurl list does)
+// names the contract's services and health; the health service says SERVING.
+func TestReflectionAndHealth(t *testing.T) {
+	e := newEnv(t)
+	rc := grpcreflect.NewClient(h2cClient(), e.base, connect.WithGRPC())
+	stream := rc.NewStream(ctx())
+	names, err := stream.ListServices()
+	check(t, "ListServices", err)
+	_, _ = stream.Close()
+	for _, want := range []string{adminv1connect.BucketServiceName, adminv1connect.FileServiceName, adminv1connect.RuleServiceName,
+		adminv1connect.WebhookServiceName, adminv1connect.OpsServiceName, adminv1connect.ServerServiceName,
+		grpchealth.HealthV1ServiceName} {
+		found := false
+		for _, n := range names {
+			found = found || string(n) == want
+		}
+		if !found {
+			t.Errorf("reflection lists %v, without %s", names, want)
+		}
+	}
+	stream = rc.NewStream(ctx())
+	files, err := stream.FileContainingSymbol(adminv1connect.BucketServiceName)
+	check(t, "FileContainingSymbol", err)
+	_, _ = stream.Close()
+	if !slices.ContainsFunc(files, func(f *descriptorpb.FileDescriptorProto) bool { return f.GetName() == "coffer/admin/v1/buckets.proto" }) {
+		t.Errorf("reflection's files for BucketService: %d, none buckets.proto", len(files))
+	}
+	hc := grpchealth.NewClient(h2cClient(), e.base, connect.WithGRPC())
+	for _, svc := range []string{"", adminv1connect.FileServiceName} {
+		res, err := hc.Check(ctx(), &grpchealth.CheckRequest{Service: svc})
+		check(t, "health "+svc, err)
+		if res.Status != grpchealth.StatusServing {
+			t.Errorf("health %q: %v", svc, res.Status)
+		}
+	}
+	_, err = hc.Check(ctx(), &grpchealth.CheckRequest{Service: "no.such.Service"})
+	wantCode(t, "health of an unknown service", err, connect.CodeNotFound)
+}
+
+// TestConnectJSONWithCurlShape: a plain POST of JSON (what the README's curl sends)
+// answers JSON in the contract's field names.
+func TestConnectJSONWithCurlShape(t *testing.T) {
+	e := newEnv(t)
+	status, body := e.post(t, "/coffer.admin.v1.BucketService/GetBucket", "application/json", []byte(`{"id":"default"}`))
+	var got adminv1.GetBucketResponse
+	if status != 200 || protojson.Unmarshal([]byte(body), &got) != nil || got.GetBucket().GetDownloadExpiration() != 30 {
+		t.Fatalf("%d %s", status, body)
+	}
+}
