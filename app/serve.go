@@ -57,7 +57,7 @@ func (s *Main) buildHTTP() error {
 		return err
 	}
 	rcfg := rpcapi.DefaultConfig()
-	rcfg.Version = c.Version
+	rcfg.Version, rcfg.Metrics, rcfg.AccessLog = c.Version, hcfg.Metrics, hcfg.AccessLog
 	rpc, err := rpcapi.New(rcfg, s.svc, node{s}, h.PresignedURL, s.authn, s.log)
 	if err != nil {
 		return err

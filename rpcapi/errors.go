@@ -2,7 +2,9 @@ package rpcapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"net/http"
 
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -54,4 +56,24 @@ func (h *Handler) toConnect(ctx context.Context, err error) error {
 		}
 	}
 	return ce
+}
+
+// statusCodes are the Connect codes of the HTTP statuses the Frame answers itself
+// (a path under a claimed prefix that no route has, a panic outside a method).
+var statusCodes = map[int]connect.Code{
+	http.StatusNotFound: connect.CodeUnimplemented, http.StatusMethodNotAllowed: connect.CodeUnimplemented,
+	http.StatusRequestTimeout: connect.CodeDeadlineExceeded,
+}
+
+// encodeError is the Frame's error body: the Connect protocol's JSON error, which
+// Connect and gRPC-Web clients read from a non-200 answer.
+func encodeError(w http.ResponseWriter, status int, msg string) {
+	code, ok := statusCodes[status]
+	if !ok {
+		code = connect.CodeInternal
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(map[string]string{"code": code.String(), "message": msg})
+	_, _ = w.Write(b)
 }

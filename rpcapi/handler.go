@@ -25,6 +25,8 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/auth"
+	"github.com/coffer/coffer/internal/httpserve"
+	"github.com/coffer/coffer/metrics"
 	"github.com/coffer/coffer/proto/gen/coffer/admin/v1/adminv1connect"
 )
 
@@ -34,14 +36,17 @@ type Config struct {
 	// ReadMaxBytes bounds a request message (after decompression): larger ones are
 	// refused with RESOURCE_EXHAUSTED before they are decoded.
 	ReadMaxBytes int
-	// Timeout bounds reading a request and writing its response.
+	// Timeout bounds a stall in reading a request body and the writing of a response.
 	Timeout time.Duration
+	// Metrics, when set, records every call (route: the service's path prefix).
+	Metrics   *metrics.Metrics
+	AccessLog httpserve.AccessLogConfig
 }
 
 // DefaultConfig returns the defaults: 2 MiB messages (a rules document may be 1 MiB,
 // and a JSON string escapes it to at most twice that), one minute per call.
 func DefaultConfig() Config {
-	return Config{Version: "dev", ReadMaxBytes: 2 << 20, Timeout: time.Minute}
+	return Config{Version: "dev", ReadMaxBytes: 2 << 20, Timeout: time.Minute, AccessLog: httpserve.DefaultAccessLogConfig()}
 }
 
 // Validate checks c.
@@ -49,7 +54,7 @@ func (c Config) Validate() error {
 	if c.ReadMaxBytes < 1 || c.Timeout <= 0 {
 		return coffer.Errorf(coffer.EINVALID, "rpc: the message limit and the timeout must be positive")
 	}
-	return nil
+	return c.AccessLog.Validate()
 }
 
 // Handler is the RPC face: an http.Handler with the Prefixes api.Router composes.
@@ -60,7 +65,8 @@ type Handler struct {
 	presign  Presigner
 	authn    *auth.Authenticator
 	log      *slog.Logger
-	mux      *http.ServeMux
+	routes   httpserve.RouteMux
+	frame    *httpserve.Frame // serves every call: request ids, logs, metrics, deadlines
 	prefixes []string
 }
 
@@ -76,7 +82,8 @@ func New(cfg Config, svc Service, node Node, presign Presigner, authn *auth.Auth
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	h := &Handler{cfg: cfg, svc: svc, node: node, presign: presign, authn: authn, log: log, mux: http.NewServeMux()}
+	h := &Handler{cfg: cfg, svc: svc, node: node, presign: presign, authn: authn, log: log,
+		routes: httpserve.RouteMux{ServeMux: http.NewServeMux()}}
 	opts := connect.WithHandlerOptions(connect.WithInterceptors(authInterceptor{h}), connect.WithReadMaxBytes(cfg.ReadMaxBytes),
 		connect.WithCodec(strictJSON{}), connect.WithRecover(h.recovered))
 	srv := &server{h: h}
@@ -90,12 +97,17 @@ func New(cfg Config, svc Service, node Node, presign Presigner, authn *auth.Auth
 	h.handle(grpcreflect.NewHandlerV1(reflector, opts))
 	h.handle(grpcreflect.NewHandlerV1Alpha(reflector, opts))
 	h.handle(grpchealth.NewHandler(health{svc}, opts))
+	h.frame = &httpserve.Frame{Routes: h.routes, Encode: encodeError, IDs: httpserve.NewIDs(), Log: log,
+		Access: httpserve.NewAccessLog(cfg.AccessLog, log), ReadIdleTimeout: cfg.Timeout, WriteTimeout: cfg.Timeout}
+	if cfg.Metrics != nil {
+		h.frame.Begin = cfg.Metrics.Begin
+	}
 	return h, nil
 }
 
-// handle routes the paths under prefix to hd.
+// handle routes the paths under prefix to hd, authenticated.
 func (h *Handler) handle(prefix string, hd http.Handler) {
-	h.mux.Handle(prefix, hd)
+	h.routes.HandleFunc(prefix, func(w http.ResponseWriter, r *http.Request) { h.authenticated(w, r, hd) })
 	h.prefixes = append(h.prefixes, prefix)
 }
 
@@ -111,17 +123,18 @@ type authResult struct {
 	err error
 }
 
-// ServeHTTP authenticates r (as the hasura face does: auth.Authenticator.Principal)
-// and serves it; the interceptor answers a failed authentication in the protocol of
-// the call. Reading and writing are bounded by the timeout.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP serves r in the face's httpserve.Frame.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.frame.ServeHTTP(w, r) }
+
+// authenticated finds who makes r (as the hasura face does:
+// auth.Authenticator.Principal) and serves it with hd; the interceptor answers a
+// failed authentication in the protocol of the call.
+func (h *Handler) authenticated(w http.ResponseWriter, r *http.Request, hd http.Handler) {
 	p, err := h.authn.Principal(r)
-	rc := http.NewResponseController(w)
-	deadline := time.Now().Add(h.cfg.Timeout)
-	_ = rc.SetReadDeadline(deadline) // best effort: not every connection supports them
-	_ = rc.SetWriteDeadline(deadline)
-	ctx := context.WithValue(r.Context(), authKey{}, authResult{p, err})
-	h.mux.ServeHTTP(w, r.WithContext(ctx))
+	if st := httpserve.StateOf(r); st != nil {
+		st.Principal = p
+	}
+	hd.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey{}, authResult{p, err})))
 }
 
 // principal returns who makes the call in ctx.

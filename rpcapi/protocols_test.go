@@ -1,7 +1,10 @@
 package rpcapi_test
 
 import (
+	"io"
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -87,5 +90,30 @@ func TestConnectJSONWithCurlShape(t *testing.T) {
 	var got adminv1.GetBucketResponse
 	if status != 200 || protojson.Unmarshal([]byte(body), &got) != nil || got.GetBucket().GetDownloadExpiration() != 30 {
 		t.Fatalf("%d %s", status, body)
+	}
+}
+
+// TestFrame: calls go through the shared httpserve.Frame: a request id on every
+// answer, and the metrics count them by service (the route is the service's prefix).
+func TestFrame(t *testing.T) {
+	e := newEnv(t)
+	_, err := e.clients(asAdmin()).buckets.ListBuckets(ctx(), req(&adminv1.ListBucketsRequest{}))
+	check(t, "ListBuckets", err)
+	r, _ := http.NewRequest("POST", e.base+"/coffer.admin.v1.ServerService/GetVersion", strings.NewReader("{}"))
+	r.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(r)
+	check(t, "GetVersion", err)
+	resp.Body.Close()
+	if resp.Header.Get("X-Request-Id") == "" {
+		t.Error("no X-Request-Id")
+	}
+	r, _ = http.NewRequest("GET", e.base+"/metrics", nil)
+	r.Header.Set("X-Hasura-Admin-Secret", adminSecret)
+	resp, err = http.DefaultClient.Do(r)
+	check(t, "GET /metrics", err)
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(b), `route="/coffer.admin.v1.BucketService/"`) {
+		t.Errorf("metrics have no BucketService route:\n%.2000s", b)
 	}
 }
