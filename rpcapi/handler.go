@@ -93,7 +93,8 @@ func New(cfg Config, svc Service, node Node, presign Presigner, authn *auth.Auth
 	h.handle(adminv1connect.NewWebhookServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewOpsServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewServerServiceHandler(srv, opts))
-	reflector := grpcreflect.NewStaticReflector(append(services, grpchealth.HealthV1ServiceName)...)
+	reflector := grpcreflect.NewStaticReflector(append(services, grpchealth.HealthV1ServiceName,
+		grpcreflect.ReflectV1ServiceName, grpcreflect.ReflectV1AlphaServiceName)...)
 	h.handle(grpcreflect.NewHandlerV1(reflector, opts))
 	h.handle(grpcreflect.NewHandlerV1Alpha(reflector, opts))
 	h.handle(grpchealth.NewHandler(health{svc}, opts))

@@ -115,6 +115,14 @@ func TestValidationDetails(t *testing.T) {
 	wantField(t, "CreateBucket", err, "downloadExpiration")
 	_, err = c.buckets.GetBucket(ctx(), req(&adminv1.GetBucketRequest{Id: "x"}))
 	wantCode(t, "GetBucket of the refused bucket", err, connect.CodeNotFound)
+	_, err = c.buckets.UpdateBucket(ctx(), req(&adminv1.UpdateBucketRequest{Id: "default",
+		Settings: &adminv1.BucketSettings{Public: proto.Bool(true), MinUploadFileSize: proto.Int64(-1)}}))
+	wantField(t, "UpdateBucket", err, "minUploadFileSize")
+	b, err := c.buckets.GetBucket(ctx(), req(&adminv1.GetBucketRequest{Id: "default"}))
+	check(t, "GetBucket default", err)
+	if b.Msg.GetBucket().GetPublic() || b.Msg.GetBucket().GetMinUploadFileSize() != 1 {
+		t.Fatalf("a refused update was half-applied: %v", b.Msg)
+	}
 }
 
 // wantField fails t unless err is INVALID_ARGUMENT with a BadRequest detail whose
