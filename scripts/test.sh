@@ -27,6 +27,7 @@ echo "== go test"
 go test -count=1 -timeout 20m ./...
 echo "== go test -race (service layers)"
 go test -count=1 -race -timeout 20m ./service/... ./api/hasura/... ./blob/... ./meta/...
+go test -count=1 -race -timeout 10m ./rpcapi/... ./internal/httpserve/... # the RPC face and the serving layer it shares
 echo "== fuzz (short)"
 scripts/fuzz.sh "${FUZZTIME:-5s}"
 echo "== all tests passed"
