@@ -70,6 +70,11 @@ type Handler struct {
 	prefixes []string
 }
 
+// compressMinBytes is the smallest response compressed (gzip, when the client
+// accepts it): below it, compressing costs more CPU than the bytes it saves on the
+// wire (connect-go's default compresses every response).
+const compressMinBytes = 1 << 10
+
 // services are the contract's services, for reflection and health.
 var services = []string{
 	adminv1connect.BucketServiceName, adminv1connect.FileServiceName, adminv1connect.RuleServiceName,
@@ -84,7 +89,7 @@ func New(cfg Config, svc Service, node Node, presign Presigner, authn *auth.Auth
 	}
 	h := &Handler{cfg: cfg, svc: svc, node: node, presign: presign, authn: authn, log: log,
 		routes: httpserve.RouteMux{ServeMux: http.NewServeMux()}}
-	opts := connect.WithHandlerOptions(connect.WithInterceptors(authInterceptor{h}), connect.WithReadMaxBytes(cfg.ReadMaxBytes),
+	opts := connect.WithHandlerOptions(connect.WithInterceptors(authInterceptor{h}), connect.WithReadMaxBytes(cfg.ReadMaxBytes), connect.WithCompressMinBytes(compressMinBytes),
 		connect.WithCodec(strictJSON{}), connect.WithRecover(h.recovered))
 	srv := &server{h: h}
 	h.handle(adminv1connect.NewBucketServiceHandler(srv, opts))

@@ -41,13 +41,13 @@ rules:
 // env is coffer started through app on 127.0.0.1 (SQLite and blobs in a temp dir),
 // with the admin secret, HS256 JWTs and --h2c.
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 	main *app.Main
 }
 
 // newEnv starts coffer.
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	cfg := apptest.Config(t)
 	cfg.AdminSecret, cfg.JWTSecret, cfg.H2C = adminSecret, jwtConfig, true
 	cfg.Webhooks.AllowNetworks = []string{"127.0.0.0/8"}
