@@ -43,8 +43,8 @@ func newAdminCmd() *cobra.Command {
 	fs.StringVar(&c.Output, "output", "", "output format: table or json (default: table on a terminal, else json)")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "time limit of each call")
 	bindEnv(fs)
-	cmd.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error {
-		if err := applyEnv(cmd.Flags()); err != nil {
+	cmd.PersistentPreRunE = func(*cobra.Command, []string) error {
+		if err := applyEnv(fs); err != nil { // the shared flags only: --url is not COFFER_URL
 			return err
 		}
 		return c.check()

@@ -11,8 +11,8 @@ import (
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 )
 
-// filesCmd is `coffer admin files`.
-func filesCmd(c *adminConfig) *cobra.Command {
+// filesListCmd is `files list BUCKET [--prefix P] [--page-size N] [--page-token T]`.
+func filesListCmd(c *adminConfig) *cobra.Command {
 	var prefix, token string
 	var size int32
 	list := leaf("list BUCKET", "List a bucket's files, one page", cobra.ExactArgs(1), func(cmd *cobra.Command, a []string) error {
@@ -31,6 +31,11 @@ func filesCmd(c *adminConfig) *cobra.Command {
 	list.Flags().StringVar(&prefix, "prefix", "", "only names beginning with this")
 	list.Flags().Int32Var(&size, "page-size", 0, "files per page, 1..1000 (0: 100)")
 	list.Flags().StringVar(&token, "page-token", "", "the next page's token, from the previous page")
+	return list
+}
+
+// filesCmd is `coffer admin files`.
+func filesCmd(c *adminConfig) *cobra.Command {
 	get := leaf("get ID", "Show a file's metadata", cobra.ExactArgs(1), func(cmd *cobra.Command, a []string) error {
 		res, err := c.files().GetFile(cmd.Context(), req(&adminv1.GetFileRequest{Id: a[0]}))
 		if err != nil {
@@ -54,7 +59,7 @@ func filesCmd(c *adminConfig) *cobra.Command {
 			return [][]string{{"URL", "EXPIRES IN"}, {res.Msg.GetUrl(), fmt.Sprintf("%ds", res.Msg.GetExpiresInSeconds())}}
 		})
 	})
-	return group("files", "Files' metadata (uploads and downloads stay on /v1)", list, get, del, presign)
+	return group("files", "Files' metadata (uploads and downloads stay on /v1)", filesListCmd(c), get, del, presign)
 }
 
 // webhooksCmd is `coffer admin webhooks`.
