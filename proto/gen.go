@@ -8,6 +8,18 @@
 // go.mod, built by the test that checks it is up to date (gen_test.go), which with
 // -update rewrites it. scripts/buf.sh lints the module and checks it for breaking
 // changes against the previous commit.
+//
+// gen/descriptors.binpb is the module's descriptor set (`buf build`: every file with
+// its imports and comments), embedded as Descriptors for the RPC face's server
+// reflection, which reads it only when asked.
 package proto
 
+import _ "embed"
+
 //go:generate go test -run ^TestGeneratedCodeIsUpToDate$ . -args -update
+
+// Descriptors is the serialized google.protobuf.FileDescriptorSet of every .proto
+// file here and the files they import, with their comments.
+//
+//go:embed gen/descriptors.binpb
+var Descriptors []byte

@@ -14,7 +14,8 @@ import (
 var update = flag.Bool("update", false, "rewrite gen/ from the .proto files")
 
 // TestGeneratedCodeIsUpToDate regenerates gen/ into a temporary directory with buf
-// and the plugins built from go.mod's versions, and fails if a checked-in file
+// and the plugins built from go.mod's versions (and the descriptor set with buf
+// build), and fails if a checked-in file
 // differs, is missing or is extra (with -update it rewrites gen/ instead). Without
 // buf the test skips, except under CI (CI=true) or COFFER_TEST_REQUIRE_SERVICES,
 // where it fails: scripts/test.sh installs it.
@@ -33,6 +34,9 @@ func TestGeneratedCodeIsUpToDate(t *testing.T) {
 	gen.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	if b, err := gen.CombinedOutput(); err != nil {
 		t.Fatalf("buf generate: %v\n%s", err, b)
+	}
+	if b, err := exec.Command(buf, "build", "-o", filepath.Join(out, "gen", "descriptors.binpb")).CombinedOutput(); err != nil {
+		t.Fatalf("buf build: %v\n%s", err, b)
 	}
 	want, got := readTree(t, filepath.Join(out, "gen")), readTree(t, "gen")
 	if *update {

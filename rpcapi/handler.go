@@ -2,7 +2,7 @@
 // served with connect-go on the API port, beside the hasura face. One handler
 // answers the Connect protocol (JSON or binary over HTTP/1.1 and HTTP/2, so curl
 // works), gRPC (HTTP/2: h2c with --h2c) and gRPC-Web, plus gRPC server reflection
-// (v1 and v1alpha, for grpcurl and Postman) and the standard grpc.health.v1 service.
+// (v1 and v1alpha, for grpcurl and Postman: reflection.go) and the standard grpc.health.v1 service.
 //
 // Credentials are the /v1 API's, read by the same auth.Authenticator.Principal; the
 // service checks what each principal may do. Errors are coffer.Error kinds mapped to
@@ -21,7 +21,6 @@ import (
 
 	"connectrpc.com/connect"
 	"connectrpc.com/grpchealth"
-	"connectrpc.com/grpcreflect"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/auth"
@@ -98,10 +97,7 @@ func New(cfg Config, svc Service, node Node, presign Presigner, authn *auth.Auth
 	h.handle(adminv1connect.NewWebhookServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewOpsServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewServerServiceHandler(srv, opts))
-	reflector := grpcreflect.NewStaticReflector(append(services, grpchealth.HealthV1ServiceName,
-		grpcreflect.ReflectV1ServiceName, grpcreflect.ReflectV1AlphaServiceName)...)
-	h.handle(grpcreflect.NewHandlerV1(reflector, opts))
-	h.handle(grpcreflect.NewHandlerV1Alpha(reflector, opts))
+	h.handleReflection(opts)
 	h.handle(grpchealth.NewHandler(health{svc}, opts))
 	h.frame = &httpserve.Frame{Routes: h.routes, Encode: encodeError, IDs: httpserve.NewIDs(), Log: log,
 		Access: httpserve.NewAccessLog(cfg.AccessLog, log), ReadIdleTimeout: cfg.Timeout, WriteTimeout: cfg.Timeout}

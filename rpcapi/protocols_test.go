@@ -15,6 +15,7 @@ import (
 
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 	"github.com/coffer/coffer/proto/gen/coffer/admin/v1/adminv1connect"
+	reflectionv1 "github.com/coffer/coffer/proto/gen/grpc/reflection/v1"
 )
 
 // TestProtocols: the same call over gRPC (HTTP/2 without TLS, as --h2c serves it),
@@ -70,6 +71,17 @@ func TestReflectionAndHealth(t *testing.T) {
 	if !slices.ContainsFunc(files, func(f *descriptorpb.FileDescriptorProto) bool { return f.GetName() == "coffer/admin/v1/buckets.proto" }) {
 		t.Errorf("reflection's files for BucketService: %d, none buckets.proto", len(files))
 	}
+	stream = rc.NewStream(ctx())
+	files, err = stream.FileContainingSymbol(grpchealth.HealthV1ServiceName)
+	check(t, "FileContainingSymbol health", err)
+	if len(files) == 0 || files[0].GetName() != "grpc/health/v1/health.proto" || files[0].GetPackage() != "grpc.health.v1" {
+		t.Errorf("reflection's file for health: %v", files)
+	}
+	if _, err := stream.FileByFilename("imagerpc.proto"); err == nil {
+		t.Error("reflection discloses the image worker's protocol, which the face does not serve")
+	}
+	_, _ = stream.Close()
+	testReflectionV1Alpha(t, e)
 	hc := grpchealth.NewClient(h2cClient(), e.base, connect.WithGRPC())
 	for _, svc := range []string{"", adminv1connect.FileServiceName} {
 		res, err := hc.Check(ctx(), &grpchealth.CheckRequest{Service: svc})
@@ -115,5 +127,22 @@ func TestFrame(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if !strings.Contains(string(b), `route="/coffer.admin.v1.BucketService/"`) {
 		t.Errorf("metrics have no BucketService route:\n%.2000s", b)
+	}
+}
+
+// testReflectionV1Alpha lists the services over reflection v1alpha, which older
+// clients ask (the v1 messages on the wire).
+func testReflectionV1Alpha(t *testing.T, e *env) {
+	c := connect.NewClient[reflectionv1.ServerReflectionRequest, reflectionv1.ServerReflectionResponse](h2cClient(),
+		e.base+"/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", connect.WithGRPC())
+	stream := c.CallBidiStream(ctx())
+	check(t, "v1alpha send", stream.Send(&reflectionv1.ServerReflectionRequest{
+		MessageRequest: &reflectionv1.ServerReflectionRequest_ListServices{ListServices: "*"}}))
+	check(t, "v1alpha close send", stream.CloseRequest())
+	res, err := stream.Receive()
+	check(t, "v1alpha receive", err)
+	_ = stream.CloseResponse()
+	if n := len(res.GetListServicesResponse().GetService()); n < 7 {
+		t.Errorf("v1alpha lists %d services: %v", n, res)
 	}
 }
