@@ -46,12 +46,16 @@ type env struct {
 	main *app.Main
 }
 
-// newEnv starts coffer.
-func newEnv(t testing.TB) *env {
+// newEnv starts coffer; adjust, if given, changes its settings first.
+func newEnv(t testing.TB, adjust ...func(*app.Config, *app.Parts)) *env {
 	cfg := apptest.Config(t)
 	cfg.AdminSecret, cfg.JWTSecret, cfg.H2C = adminSecret, jwtConfig, true
 	cfg.Webhooks.AllowNetworks = []string{"127.0.0.0/8"}
-	m := apptest.Start(t, cfg, app.Parts{Resolver: stubResolver{}}, slog.New(slog.DiscardHandler))
+	parts := app.Parts{Resolver: stubResolver{}}
+	for _, a := range adjust {
+		a(&cfg, &parts)
+	}
+	m := apptest.Start(t, cfg, parts, slog.New(slog.DiscardHandler))
 	return &env{t: t, base: "http://" + m.Addr().String(), main: m}
 }
 

@@ -3,13 +3,18 @@ package rpcapi_test
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/durationpb"
 
+	"github.com/coffer/coffer/app"
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
+	"github.com/coffer/coffer/webhook"
 )
 
 // req wraps a message in a Connect request.
@@ -182,4 +187,51 @@ func testOps(t *testing.T, c clients) {
 	check(t, "ListVirusRejections", err)
 	_, err = c.ops.ListVirusRejections(ctx(), req(&adminv1.ListVirusRejectionsRequest{Limit: 5000}))
 	wantCode(t, "ListVirusRejections limit 5000", err, connect.CodeInvalidArgument)
+}
+
+// TestDeadDeliveryRedelivered: a webhook whose receiver fails ends dead,
+// ListDeliveries finds it by state, and once the receiver answers again,
+// RedeliverDelivery gets it delivered.
+func TestDeadDeliveryRedelivered(t *testing.T) {
+	e := newEnv(t, func(c *app.Config, p *app.Parts) {
+		c.Webhooks.MaxAttempts, c.Webhooks.Timeout = 2, 2*time.Second
+		p.Webhooks = func(w *webhook.Config) {
+			w.BackoffBase, w.BackoffMax, w.Poll = 5*time.Millisecond, 20*time.Millisecond, 20*time.Millisecond
+		}
+	})
+	var up atomic.Bool // the receiver answers 204 once set, 500 before
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(map[bool]int{false: 500, true: 204}[up.Load()])
+	}))
+	t.Cleanup(rcv.Close)
+	c := e.clients(asAdmin())
+	mk, err := c.webhooks.CreateWebhook(ctx(), req(&adminv1.CreateWebhookRequest{Url: rcv.URL, Events: []string{"file.created"}}))
+	check(t, "CreateWebhook", err)
+	id := mk.Msg.GetWebhook().GetId()
+	e.upload(asAdmin(), "default", "x.txt", "x")
+	dead := listUntil(t, c, id, adminv1.DeliveryState_DELIVERY_STATE_DEAD)
+	if d := dead[0]; d.GetAttempts() != 2 || d.GetLastStatus() != 500 || d.GetEventType() != "file.created" {
+		t.Fatalf("dead delivery %v", d)
+	}
+	up.Store(true)
+	_, err = c.webhooks.RedeliverDelivery(ctx(), req(&adminv1.RedeliverDeliveryRequest{WebhookId: id, DeliveryId: dead[0].GetId()}))
+	check(t, "RedeliverDelivery", err)
+	if d := listUntil(t, c, id, adminv1.DeliveryState_DELIVERY_STATE_DELIVERED); d[0].GetId() != dead[0].GetId() {
+		t.Fatalf("delivered %v, want delivery %d", d, dead[0].GetId())
+	}
+}
+
+// listUntil polls a webhook's deliveries in state until there is one.
+func listUntil(t *testing.T, c clients, id string, state adminv1.DeliveryState) []*adminv1.Delivery {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		res, err := c.webhooks.ListDeliveries(ctx(), req(&adminv1.ListDeliveriesRequest{WebhookId: id, State: state}))
+		check(t, "ListDeliveries", err)
+		if ds := res.Msg.GetDeliveries(); len(ds) > 0 {
+			return ds
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no delivery in state %v", state)
+	return nil
 }
