@@ -11,6 +11,7 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/internal/archtest"
 	"github.com/coffer/coffer/service"
 )
 
@@ -61,4 +62,10 @@ func TestCodeOfEveryKind(t *testing.T) {
 	if CodeOf(coffer.Errorf("no_such_kind", "x")) != connect.CodeInternal || CodeOf(strconv.ErrRange) != connect.CodeInternal {
 		t.Error("an unknown kind must be internal")
 	}
+}
+
+// TestFaceImports: the face reaches storage only through the service: it imports no
+// metadata store, blob store, cache or driver, and no other face.
+func TestFaceImports(t *testing.T) {
+	archtest.ImportsNone(t, "the RPC face", "meta", "blob", "cache", "api")
 }
