@@ -2,7 +2,8 @@
 // served with connect-go on the API port, beside the hasura face. One handler
 // answers the Connect protocol (JSON or binary over HTTP/1.1 and HTTP/2, so curl
 // works), gRPC (HTTP/2: h2c with --h2c) and gRPC-Web, plus gRPC server reflection
-// (v1 and v1alpha, for grpcurl and Postman: reflection.go) and the standard grpc.health.v1 service.
+// (v1 and v1alpha, for grpcurl and Postman: reflection.go) and the standard
+// grpc.health.v1 service.
 //
 // Credentials are the /v1 API's, read by the same auth.Authenticator.Principal; the
 // service checks what each principal may do. Errors are coffer.Error kinds mapped to
@@ -88,7 +89,8 @@ func New(cfg Config, svc Service, node Node, presign Presigner, authn *auth.Auth
 	}
 	h := &Handler{cfg: cfg, svc: svc, node: node, presign: presign, authn: authn, log: log,
 		routes: httpserve.RouteMux{ServeMux: http.NewServeMux()}}
-	opts := connect.WithHandlerOptions(connect.WithInterceptors(authInterceptor{h}), connect.WithReadMaxBytes(cfg.ReadMaxBytes), connect.WithCompressMinBytes(compressMinBytes),
+	opts := connect.WithHandlerOptions(connect.WithInterceptors(authInterceptor{h}),
+		connect.WithReadMaxBytes(cfg.ReadMaxBytes), connect.WithCompressMinBytes(compressMinBytes),
 		connect.WithCodec(strictJSON{}), connect.WithRecover(h.recovered))
 	srv := &server{h: h}
 	h.handle(adminv1connect.NewBucketServiceHandler(srv, opts))
