@@ -1,6 +1,7 @@
 package coffer
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -85,22 +86,22 @@ func (b *Bucket) Validate() error {
 	}
 	switch {
 	case b.MinUploadFileSize < 0:
-		return Errorf(EINVALID, "minUploadFileSize must be >= 0")
+		return InvalidField("minUploadFileSize", "minUploadFileSize must be >= 0")
 	case b.MaxUploadFileSize < 0:
-		return Errorf(EINVALID, "maxUploadFileSize must be >= 0")
+		return InvalidField("maxUploadFileSize", "maxUploadFileSize must be >= 0")
 	case b.MaxUploadFileSize > 0 && b.MinUploadFileSize > b.MaxUploadFileSize:
-		return Errorf(EINVALID, "minUploadFileSize must not exceed maxUploadFileSize")
+		return InvalidField("minUploadFileSize", "minUploadFileSize must not exceed maxUploadFileSize")
 	case b.DownloadExpiration < 1 || b.DownloadExpiration > MaxDownloadExpiration:
-		return Errorf(EINVALID, "downloadExpiration must be between 1 and %d seconds", MaxDownloadExpiration)
+		return InvalidField("downloadExpiration", fmt.Sprintf("downloadExpiration must be between 1 and %d seconds", MaxDownloadExpiration))
 	case len(b.CacheControl) > MaxCacheControl:
-		return Errorf(EINVALID, "cacheControl is longer than %d bytes", MaxCacheControl)
+		return InvalidField("cacheControl", fmt.Sprintf("cacheControl is longer than %d bytes", MaxCacheControl))
 	}
 	if err := checkCacheControl(b.CacheControl); err != nil {
 		return err
 	}
 	for _, m := range b.AllowedMimeTypes {
 		if !validMimePattern(m) {
-			return Errorf(EINVALID, "allowedMimeTypes: %q is not a MIME type or type/* pattern", m)
+			return InvalidField("allowedMimeTypes", fmt.Sprintf("allowedMimeTypes: %q is not a MIME type or type/* pattern", m))
 		}
 	}
 	return nil
@@ -141,7 +142,7 @@ func checkCacheControl(v string) error {
 }
 
 func badCacheControl(v string, at int, want string) error {
-	return Errorf(EINVALID, "cacheControl: %q is not a list of cache directives (like \"max-age=3600, public\"): expected %s at byte %d", v, want, at)
+	return InvalidField("cacheControl", fmt.Sprintf("cacheControl: %q is not a list of cache directives (like \"max-age=3600, public\"): expected %s at byte %d", v, want, at))
 }
 
 func skipOWS(v string, i int) int {

@@ -28,6 +28,10 @@ type Error struct {
 	Code    string
 	Message string
 	Err     error // cause, logged but never shown to clients
+	// Field names the input field at fault, when an EINVALID error knows it: a path
+	// in the input's own terms ("rules[0].read.filter", "maxUploadFileSize"), which a
+	// face may report in structured form (the RPC face's BadRequest details).
+	Field string
 }
 
 func (e *Error) Error() string {
@@ -42,6 +46,20 @@ func (e *Error) Unwrap() error { return e.Err }
 // Errorf returns an *Error with the given code and a formatted message.
 func Errorf(code, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// InvalidField returns an EINVALID *Error about field, with message msg.
+func InvalidField(field, msg string) *Error {
+	return &Error{Code: EINVALID, Message: msg, Field: field}
+}
+
+// ErrorField returns the Field of err's *Error, "" if it names none.
+func ErrorField(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Field
+	}
+	return ""
 }
 
 // Internal wraps a backend failure: clients see "internal error", logs see err.

@@ -129,10 +129,10 @@ func oneDocument(doc []byte) (any, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(doc))
 	var raw, extra any
 	if err := dec.Decode(&raw); err != nil && err != io.EOF {
-		return nil, coffer.Errorf(coffer.EINVALID, "rules: not valid YAML or JSON: %v", err)
+		return nil, coffer.InvalidField("rules", fmt.Sprintf("rules: not valid YAML or JSON: %v", err))
 	}
 	if err := dec.Decode(&extra); err != io.EOF {
-		return nil, coffer.Errorf(coffer.EINVALID, "rules: not valid YAML or JSON: more than one document, or data after the document")
+		return nil, coffer.InvalidField("rules", "rules: not valid YAML or JSON: more than one document, or data after the document")
 	}
 	return raw, nil
 }
@@ -159,8 +159,9 @@ func topLevel(raw any) (any, error) {
 	return list, nil
 }
 
+// invalid returns the EINVALID error of the document's path at, naming it as Field.
 func invalid(at, format string, args ...any) error {
-	return coffer.Errorf(coffer.EINVALID, "%s: %s", at, fmt.Sprintf(format, args...))
+	return coffer.InvalidField(at, at+": "+fmt.Sprintf(format, args...))
 }
 
 func onlyKeys(m map[string]any, at string, allowed ...string) error {

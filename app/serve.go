@@ -17,6 +17,7 @@ import (
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/metrics"
+	"github.com/coffer/coffer/rpcapi"
 	"github.com/coffer/coffer/service"
 )
 
@@ -55,9 +56,15 @@ func (s *Main) buildHTTP() error {
 	if err != nil {
 		return err
 	}
+	rcfg := rpcapi.DefaultConfig()
+	rcfg.Version, rcfg.Metrics, rcfg.AccessLog = c.Version, hcfg.Metrics, hcfg.AccessLog
+	rpc, err := rpcapi.New(rcfg, s.svc, node{s}, h.PresignedURL, s.authn, s.log)
+	if err != nil {
+		return err
+	}
 	// The faces on the API port. hasura comes first: it also answers every path no
 	// face claims. A new face is built above and passed here as one more argument.
-	router, err := api.New(h)
+	router, err := api.New(h, rpc)
 	if err != nil {
 		return err
 	}

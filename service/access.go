@@ -100,6 +100,19 @@ func (s *Service) SetRules(ctx context.Context, p *coffer.Principal, doc []byte)
 	return s.putRules(ctx, doc)
 }
 
+// ValidateRules checks a rules document without installing it (admin) and returns
+// it in the canonical JSON form it would be stored in. Errors are those of SetRules.
+func (s *Service) ValidateRules(p *coffer.Principal, doc []byte) ([]byte, error) {
+	if err := requireAdmin(p); err != nil {
+		return nil, err
+	}
+	rs, err := access.Parse(doc)
+	if err != nil {
+		return nil, err
+	}
+	return rs.Document(), nil
+}
+
 func (s *Service) putRules(ctx context.Context, doc []byte) error {
 	rs, err := access.Parse(doc)
 	if err != nil {

@@ -199,3 +199,24 @@ func (s *Service) ListFiles(ctx context.Context, p *coffer.Principal, opt coffer
 	}
 	return s.meta.ListFiles(ctx, opt)
 }
+
+// Presign checks that p may have a presigned URL of file id and returns the file and
+// how long the URL lives: the bucket's download expiration, within 1 s and
+// coffer.MaxDownloadExpiration. ENOTFOUND if p may not read the file; EFORBIDDEN if
+// its bucket has presigned URLs disabled. The face that serves the URL signs it.
+func (s *Service) Presign(ctx context.Context, p *coffer.Principal, id string) (*coffer.File, time.Duration, error) {
+	f, b, err := s.GetFile(ctx, p, id)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !b.PresignedURLsEnabled {
+		return nil, 0, ErrPresignDisabled()
+	}
+	ttl := time.Duration(min(max(b.DownloadExpiration, 1), coffer.MaxDownloadExpiration)) * time.Second
+	return f, ttl, nil
+}
+
+// ErrPresignDisabled is hasura-storage's answer for a bucket without presigned URLs.
+func ErrPresignDisabled() error {
+	return coffer.Errorf(coffer.EFORBIDDEN, "presigned URLs are not enabled on the bucket where this file is located in")
+}

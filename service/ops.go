@@ -182,3 +182,15 @@ func (s *Service) ListNotUploaded(ctx context.Context, p *coffer.Principal) ([]*
 	}
 	return s.meta.ListNotUploaded(ctx, 1000)
 }
+
+// SweepOlderThan runs the sweeper now for p (admin), treating uploads older than age
+// as abandoned. EINVALID if age is negative.
+func (s *Service) SweepOlderThan(ctx context.Context, p *coffer.Principal, age time.Duration) (SweepReport, error) {
+	if err := requireAdmin(p); err != nil {
+		return SweepReport{}, err
+	}
+	if age < 0 {
+		return SweepReport{}, coffer.InvalidField("olderThan", "olderThan must not be negative")
+	}
+	return s.Sweep(ctx, time.Now().Add(-age))
+}

@@ -37,6 +37,9 @@ func (s *Service) ListRejections(ctx context.Context, p *coffer.Principal, limit
 	if s.scanning == nil || s.scanning.Rejections == nil {
 		return nil, coffer.Errorf(coffer.ENOTIMPLEMENTED, "virus rejections are not recorded on this server")
 	}
+	if limit < 0 || limit > 1000 {
+		return nil, coffer.InvalidField("limit", "limit must be between 1 and 1000")
+	}
 	return s.scanning.Rejections.ListRejections(ctx, limit)
 }
 

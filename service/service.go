@@ -123,6 +123,10 @@ func newBlobKey() string {
 	return "f/" + h[:2] + "/" + h
 }
 
+// RequireAdmin refuses non-admin principals as every admin-only use case does: for
+// the calls that app answers without the service (a node's cache statistics).
+func RequireAdmin(p *coffer.Principal) error { return requireAdmin(p) }
+
 // requireAdmin refuses non-admin principals: 401 without credentials, 403 with.
 func requireAdmin(p *coffer.Principal) error {
 	if p.Admin {

@@ -10,12 +10,11 @@ import (
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/internal/httpserve"
+	"github.com/coffer/coffer/service"
 )
 
 // errPresignDisabled is hasura-storage's answer for a bucket without presigned URLs.
-func errPresignDisabled() error {
-	return coffer.Errorf(coffer.EFORBIDDEN, "presigned URLs are not enabled on the bucket where this file is located in")
-}
+func errPresignDisabled() error { return service.ErrPresignDisabled() }
 
 // presignedPath is the path a presigned URL of file id signs: always the canonical
 // ".../contents" form on this server, whatever prefix a proxy adds in front.
@@ -27,13 +26,9 @@ func presignedPath(id string) string { return "/v1/files/" + id + "/presignedurl
 // parameters given here are appended unsigned: as with hasura-storage, the URL's
 // holder may change them (they can fetch the original anyway).
 func (h *Handler) presignURL(w http.ResponseWriter, r *http.Request) {
-	f, b, err := h.svc.GetFile(r.Context(), principal(r), r.PathValue("id"))
+	f, ttl, err := h.svc.Presign(r.Context(), principal(r), r.PathValue("id"))
 	if err != nil {
 		writeError(w, r, err)
-		return
-	}
-	if !b.PresignedURLsEnabled {
-		writeError(w, r, errPresignDisabled())
 		return
 	}
 	extra, err := presignTransform(r)
@@ -41,15 +36,19 @@ func (h *Handler) presignURL(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	ttl := time.Duration(min(max(b.DownloadExpiration, 1), coffer.MaxDownloadExpiration)) * time.Second
-	q := h.signer.PresignV4(h.publicHost, presignedPath(f.ID), ttl)
+	u := h.PresignedURL(f.ID, ttl)
 	if len(extra) > 0 {
-		q += "&" + extra.Encode()
+		u += "&" + extra.Encode()
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"url":        h.cfg.PublicURL + presignedPath(f.ID) + "?" + q,
-		"expiration": int64(ttl / time.Second),
-	})
+	writeJSON(w, http.StatusOK, map[string]any{"url": u, "expiration": int64(ttl / time.Second)})
+}
+
+// PresignedURL returns the presigned URL of file id, valid for ttl: the download
+// URL of this face on the public URL, which other faces hand out too (the RPC
+// face's PresignFile, wired by app). The caller has checked that it may be made
+// (service.Presign).
+func (h *Handler) PresignedURL(id string, ttl time.Duration) string {
+	return h.cfg.PublicURL + presignedPath(id) + "?" + h.signer.PresignV4(h.publicHost, presignedPath(id), ttl)
 }
 
 // verifyPresigned checks a presigned URL of either form (S3's X-Amz-*, or coffer's

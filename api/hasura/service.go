@@ -36,6 +36,8 @@ type FileService interface {
 	OpenVariant(ctx context.Context, p *coffer.Principal, id string, o imaging.Options, accept string) (*coffer.File, *coffer.Bucket, *service.Variant, error)
 	// UpdateFile changes a file's name and/or metadata (nil: unchanged).
 	UpdateFile(ctx context.Context, p *coffer.Principal, id string, name *string, md json.RawMessage) (*coffer.File, error)
+	// Presign checks that p may have a presigned URL of file id and returns its lifetime.
+	Presign(ctx context.Context, p *coffer.Principal, id string) (*coffer.File, time.Duration, error)
 	// DeleteFile removes a file.
 	DeleteFile(ctx context.Context, p *coffer.Principal, id string) error
 	// ListFiles lists a bucket's uploaded files.
@@ -99,8 +101,8 @@ type OpsService interface {
 	DeleteBrokenMetadata(ctx context.Context, p *coffer.Principal) ([]*coffer.File, error)
 	// ListNotUploaded returns files whose upload never completed.
 	ListNotUploaded(ctx context.Context, p *coffer.Principal) ([]*coffer.File, error)
-	// Sweep removes what crashes and failures left behind before staleBefore.
-	Sweep(ctx context.Context, staleBefore time.Time) (service.SweepReport, error)
+	// SweepOlderThan removes what crashes and failures left behind more than age ago.
+	SweepOlderThan(ctx context.Context, p *coffer.Principal, age time.Duration) (service.SweepReport, error)
 	// ListRejections returns the latest uploads the virus scanner refused.
 	ListRejections(ctx context.Context, p *coffer.Principal, limit int) ([]*coffer.Rejection, error)
 }

@@ -34,6 +34,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.AddCommand(newServeCmd(), newMigrateCmd(), newVersionCmd())
 	root.AddCommand(newBenchCmd())
+	root.AddCommand(newAdminCmd())
 	return root
 }
 

@@ -13,7 +13,7 @@ func TestNoFaceImports(t *testing.T) {
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}
-	forbidden := []string{"httpapi", "auth", "service", "api", "access", "meta"}
+	forbidden := []string{"httpapi", "auth", "service", "api", "access", "meta", "rpcapi"}
 	for _, dep := range strings.Fields(string(out)) {
 		for _, f := range forbidden {
 			if p := "github.com/coffer/coffer/" + f; dep == p || strings.HasPrefix(dep, p+"/") {

@@ -68,6 +68,11 @@ func TestWriter(t *testing.T) {
 		"write":    func(w *httpserve.Writer) { _, _ = w.Write([]byte("hello")) },
 		"readfrom": func(w *httpserve.Writer) { _, _ = w.ReadFrom(strings.NewReader("hello")) },
 		"status":   func(w *httpserve.Writer) { w.WriteHeader(201); w.WriteHeader(500); _, _ = w.Write([]byte("hello")) },
+		"flush": func(w *httpserve.Writer) {
+			var f http.Flusher = w // connect-go asserts it for gRPC
+			f.Flush()
+			_, _ = w.Write([]byte("hello"))
+		},
 	} {
 		rec := httptest.NewRecorder()
 		var w httpserve.Writer
@@ -82,6 +87,9 @@ func TestWriter(t *testing.T) {
 		}
 		if st := rec.Header().Get("Server-Timing"); !strings.HasPrefix(st, "app;") {
 			t.Errorf("%s: Server-Timing %q", name, st)
+		}
+		if rec.Flushed != (name == "flush") {
+			t.Errorf("%s: flushed %v", name, rec.Flushed)
 		}
 	}
 }

@@ -107,6 +107,13 @@ func (s *Writer) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// Flush sends the header (if it is not out yet) and what is buffered: streaming
+// handlers (gRPC through connect-go, which asserts http.Flusher) need it.
+func (s *Writer) Flush() {
+	s.headers(http.StatusOK)
+	_ = http.NewResponseController(s.ResponseWriter).Flush()
+}
+
 // Unwrap lets http.ResponseController and sendfile (via ReadFrom) reach the real writer.
 func (s *Writer) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 

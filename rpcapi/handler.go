@@ -1,0 +1,224 @@
+// Package rpcapi is coffer's management face: the coffer.admin.v1 contract (proto/)
+// served with connect-go on the API port, beside the hasura face. One handler
+// answers the Connect protocol (JSON or binary over HTTP/1.1 and HTTP/2, so curl
+// works), gRPC (HTTP/2: h2c with --h2c) and gRPC-Web, plus gRPC server reflection
+// (v1 and v1alpha, for grpcurl and Postman: reflection.go) and the standard
+// grpc.health.v1 service.
+//
+// Credentials are the /v1 API's, read by the same auth.Authenticator.Principal; the
+// service checks what each principal may do. Errors are coffer.Error kinds mapped to
+// Connect codes by one table (CodeOf); an EINVALID error that names its field carries
+// a google.rpc.BadRequest detail. The face holds no business logic: each method
+// converts the request to domain values (convert.go), calls one service method and
+// converts the result back.
+package rpcapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"connectrpc.com/connect"
+	"connectrpc.com/grpchealth"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/auth"
+	"github.com/coffer/coffer/internal/httpserve"
+	"github.com/coffer/coffer/metrics"
+	"github.com/coffer/coffer/proto/gen/coffer/admin/v1/adminv1connect"
+)
+
+// Config holds the face's settings.
+type Config struct {
+	Version string // answered by ServerService.GetVersion
+	// ReadMaxBytes bounds a request message (after decompression): larger ones are
+	// refused with RESOURCE_EXHAUSTED before they are decoded.
+	ReadMaxBytes int
+	// Timeout bounds a stall in reading a request body and the writing of a response.
+	Timeout time.Duration
+	// Metrics, when set, records every call (route: the service's path prefix).
+	Metrics   *metrics.Metrics
+	AccessLog httpserve.AccessLogConfig
+}
+
+// DefaultConfig returns the defaults: 2 MiB messages (a rules document may be 1 MiB,
+// and a JSON string escapes it to at most twice that), one minute per call.
+func DefaultConfig() Config {
+	return Config{Version: "dev", ReadMaxBytes: 2 << 20, Timeout: time.Minute, AccessLog: httpserve.DefaultAccessLogConfig()}
+}
+
+// Validate checks c.
+func (c Config) Validate() error {
+	if c.ReadMaxBytes < 1 || c.Timeout <= 0 {
+		return coffer.Errorf(coffer.EINVALID, "rpc: the message limit and the timeout must be positive")
+	}
+	return c.AccessLog.Validate()
+}
+
+// Handler is the RPC face: an http.Handler with the Prefixes api.Router composes.
+type Handler struct {
+	cfg      Config
+	svc      Service
+	node     Node
+	presign  Presigner
+	authn    *auth.Authenticator
+	log      *slog.Logger
+	routes   httpserve.RouteMux
+	frame    *httpserve.Frame // serves every call: request ids, logs, metrics, deadlines
+	prefixes []string
+}
+
+// compressMinBytes is the smallest response compressed (gzip, when the client
+// accepts it): below it, compressing costs more CPU than the bytes it saves on the
+// wire (connect-go's default compresses every response).
+const compressMinBytes = 1 << 10
+
+// services are the contract's services, for reflection and health.
+var services = []string{
+	adminv1connect.BucketServiceName, adminv1connect.FileServiceName, adminv1connect.RuleServiceName,
+	adminv1connect.WebhookServiceName, adminv1connect.OpsServiceName, adminv1connect.ServerServiceName,
+}
+
+// New returns the face over svc; node reports the server's own state and presign
+// makes presigned URLs.
+func New(cfg Config, svc Service, node Node, presign Presigner, authn *auth.Authenticator, log *slog.Logger) (*Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	h := &Handler{cfg: cfg, svc: svc, node: node, presign: presign, authn: authn, log: log,
+		routes: httpserve.RouteMux{ServeMux: http.NewServeMux()}}
+	opts := connect.WithHandlerOptions(connect.WithInterceptors(authInterceptor{h}),
+		connect.WithReadMaxBytes(cfg.ReadMaxBytes), connect.WithCompressMinBytes(compressMinBytes),
+		connect.WithCodec(strictJSON{}), connect.WithRecover(h.recovered))
+	srv := &server{h: h}
+	h.handle(adminv1connect.NewBucketServiceHandler(srv, opts))
+	h.handle(adminv1connect.NewFileServiceHandler(srv, opts))
+	h.handle(adminv1connect.NewRuleServiceHandler(srv, opts))
+	h.handle(adminv1connect.NewWebhookServiceHandler(srv, opts))
+	h.handle(adminv1connect.NewOpsServiceHandler(srv, opts))
+	h.handle(adminv1connect.NewServerServiceHandler(srv, opts))
+	h.handleReflection(opts)
+	h.handle(grpchealth.NewHandler(health{svc}, opts))
+	h.frame = &httpserve.Frame{Routes: h.routes, Encode: encodeError, IDs: httpserve.NewIDs(), Log: log,
+		Access: httpserve.NewAccessLog(cfg.AccessLog, log), ReadIdleTimeout: cfg.Timeout, WriteTimeout: cfg.Timeout}
+	if cfg.Metrics != nil {
+		h.frame.Begin = cfg.Metrics.Begin
+	}
+	return h, nil
+}
+
+// handle routes the paths under prefix to hd, authenticated.
+func (h *Handler) handle(prefix string, hd http.Handler) {
+	h.routes.HandleFunc(prefix, func(w http.ResponseWriter, r *http.Request) { h.authenticated(w, r, hd) })
+	h.prefixes = append(h.prefixes, prefix)
+}
+
+// Prefixes are the paths of the face's services ("/coffer.admin.v1.BucketService/"...).
+func (h *Handler) Prefixes() []string { return h.prefixes }
+
+// authKey is the context key of a request's authentication.
+type authKey struct{}
+
+// authResult is who makes a request, or why that could not be known.
+type authResult struct {
+	p   *coffer.Principal
+	err error
+}
+
+// ServeHTTP serves r in the face's httpserve.Frame.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.frame.ServeHTTP(w, r) }
+
+// authenticated finds who makes r (as the hasura face does:
+// auth.Authenticator.Principal) and serves it with hd; the interceptor answers a
+// failed authentication in the protocol of the call.
+func (h *Handler) authenticated(w http.ResponseWriter, r *http.Request, hd http.Handler) {
+	p, err := h.authn.Principal(r)
+	if st := httpserve.StateOf(r); st != nil {
+		st.Principal = p
+	}
+	hd.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey{}, authResult{p, err})))
+}
+
+// principal returns who makes the call in ctx.
+func principal(ctx context.Context) *coffer.Principal {
+	a, _ := ctx.Value(authKey{}).(authResult)
+	return a.p
+}
+
+// authInterceptor refuses a call whose credentials failed, before its method.
+type authInterceptor struct{ h *Handler }
+
+// check returns the connect error of ctx's failed authentication, nil if it passed.
+func (i authInterceptor) check(ctx context.Context) error {
+	a, ok := ctx.Value(authKey{}).(authResult)
+	switch {
+	case !ok:
+		return i.h.toConnect(ctx, coffer.Errorf(coffer.EINTERNAL, "request not authenticated"))
+	case a.err != nil:
+		return i.h.toConnect(ctx, a.err)
+	}
+	return nil
+}
+
+// WrapUnary checks the credentials of unary calls.
+func (i authInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		if err := i.check(ctx); err != nil {
+			return nil, err
+		}
+		return next(ctx, req)
+	}
+}
+
+// WrapStreamingClient leaves clients alone (the interceptor is the server's).
+func (i authInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return next
+}
+
+// WrapStreamingHandler checks the credentials of streaming calls (reflection).
+func (i authInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
+		if err := i.check(ctx); err != nil {
+			return err
+		}
+		return next(ctx, conn)
+	}
+}
+
+// recovered answers a method's panic as an internal error, logged once.
+func (h *Handler) recovered(_ context.Context, spec connect.Spec, _ http.Header, v any) error {
+	h.log.Error("rpc: panic", "procedure", spec.Procedure, "panic", v)
+	return connect.NewError(connect.CodeInternal, errors.New("internal error"))
+}
+
+// health answers grpc.health.v1 checks: serving while the metadata store answers.
+type health struct{ svc Service }
+
+// Check reports the server (service "") or one of the contract's services.
+func (hc health) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpchealth.CheckResponse, error) {
+	known := req.Service == "" || req.Service == grpchealth.HealthV1ServiceName
+	for _, s := range services {
+		known = known || req.Service == s
+	}
+	if !known {
+		return nil, connect.NewError(connect.CodeNotFound, errors.New("unknown service "+req.Service))
+	}
+	if err := hc.svc.Ping(ctx); err != nil {
+		return &grpchealth.CheckResponse{Status: grpchealth.StatusNotServing}, nil
+	}
+	return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
+}
+
+// server implements the contract's six service handlers over the face's services.
+type server struct{ h *Handler }
+
+var (
+	_ adminv1connect.BucketServiceHandler  = (*server)(nil)
+	_ adminv1connect.FileServiceHandler    = (*server)(nil)
+	_ adminv1connect.RuleServiceHandler    = (*server)(nil)
+	_ adminv1connect.WebhookServiceHandler = (*server)(nil)
+	_ adminv1connect.OpsServiceHandler     = (*server)(nil)
+	_ adminv1connect.ServerServiceHandler  = (*server)(nil)
+)
