@@ -15,7 +15,7 @@ type File struct {
 	Name             string
 	Size             int64
 	MimeType         string
-	ETag             string // strong, quoted: "\"<md5 hex>\""
+	ETag             string // strong, quoted: "\"<md5 hex>\"" (or BLAKE3-256 hex: service.Config.ETag)
 	IsUploaded       bool
 	UploadedByUserID string
 	Metadata         json.RawMessage // a JSON object; "{}" when empty
