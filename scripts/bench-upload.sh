@@ -3,7 +3,10 @@
 # from this tree) it starts `coffer serve` on 127.0.0.1 with SQLite and blobs on local
 # disk, then:
 #   1. a 1 GiB multipart upload with curl, against `cp` and `cp` + `sync` of the same
-#      file on the same filesystem, ROUNDS rounds alternating (cp, cp+sync, server A,
+#      file on the same filesystem, every copy and upload kept until the end, as a
+#      server keeps its uploads (KEEP=0 deletes each at once, so the next one reuses
+#      its page-cache pages: a best case for buffered writes that production does not
+#      see), ROUNDS rounds alternating (cp, cp+sync, server A,
 #      server B, ...), medians; server CPU seconds (utime+stime from /proc/PID/stat,
 #      and the user and system shares) around each upload; the server's peak RSS
 #      (VmHWM) at the end;
@@ -19,10 +22,10 @@
 #   scripts/bench-upload.sh [COFFER_BIN ...]
 # Env: ROUNDS (5), SIZE_MB (1024), DUR (10s, each small-upload run), DIR (a directory on
 # the disk under test; default a new one under /tmp), SMALL_ROUNDS (2), SKIP_LARGE=1,
-# SKIP_SMALL=1. Prints the load average with each section.
+# SKIP_SMALL=1, KEEP (1). Prints the load average with each section.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=${ROUNDS:-5} size_mb=${SIZE_MB:-1024} dur=${DUR:-10s} small_rounds=${SMALL_ROUNDS:-2}
+rounds=${ROUNDS:-5} size_mb=${SIZE_MB:-1024} dur=${DUR:-10s} small_rounds=${SMALL_ROUNDS:-2} keep=${KEEP:-1}
 work=${DIR:-$(mktemp -d /tmp/coffer-bench-upload.XXXXXX)}
 mkdir -p "$work"
 secret=bench-upload-secret
@@ -71,8 +74,8 @@ stop_all() {
   pids=()
 }
 
-# upload_large NAME: prints "wall_s cpu_s user_s" of one curl upload of $work/big.bin,
-# and deletes the new file (untimed).
+# upload_large NAME: prints "wall_s cpu_s user_s" of one curl upload of $work/big.bin;
+# with KEEP=0 it deletes the new file (untimed).
 upload_large() {
   local port pid t0 c0 u0 out id
   eval "port=\$port_$1 pid=\$pid_$1"
@@ -80,20 +83,26 @@ upload_large() {
   out=$(curl -sS --fail-with-body -H "x-hasura-admin-secret: $secret" -H 'Expect:' \
     -F bucket-id=bench -F "file[]=@$work/big.bin;type=application/octet-stream" "http://127.0.0.1:$port/v1/files")
   echo "$(echo "$(now) - $t0" | bc) $(echo "$(cpu_s "$pid") - $c0" | bc) $(echo "$(user_s "$pid") - $u0" | bc)"
+  [ "$keep" = 1 ] && return
   id=$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["processedFiles"][0]["id"])')
   curl -sS -o /dev/null -X DELETE -H "x-hasura-admin-secret: $secret" "http://127.0.0.1:$port/v1/files/$id"
 }
 
 large() {
-  echo "== ${size_mb} MiB upload vs cp vs cp+sync, $rounds rounds alternating; load before: $(loadavg)"
+  echo "== ${size_mb} MiB upload vs cp vs cp+sync, $rounds rounds alternating, KEEP=$keep; load before: $(loadavg)"
+  local need=$(( (rounds * (2 + ${#bins[@]}) + 1) * size_mb ))
+  if [ "$keep" = 1 ] && [ "$(df -m --output=avail "$work" | tail -1)" -lt $((need + 2048)) ]; then
+    echo "bench-upload.sh: KEEP=1 needs ${need} MiB free under $work; set KEEP=0 or ROUNDS lower" >&2
+    exit 1
+  fi
   head -c "$((size_mb << 20))" /dev/urandom >"$work/big.bin"
   for i in "${!bins[@]}"; do start "s$i" "${bins[$i]}"; done
   : >"$work/large.txt"
   for r in $(seq "$rounds"); do
-    t0=$(now); cp "$work/big.bin" "$work/copy.bin"; echo "cp $(echo "$(now) - $t0" | bc) 0 0" >>"$work/large.txt"
-    rm -f "$work/copy.bin"; sync
-    t0=$(now); cp "$work/big.bin" "$work/copy.bin"; sync; echo "cp+sync $(echo "$(now) - $t0" | bc) 0 0" >>"$work/large.txt"
-    rm -f "$work/copy.bin"; sync
+    t0=$(now); cp "$work/big.bin" "$work/copy-$r.bin"; echo "cp $(echo "$(now) - $t0" | bc) 0 0" >>"$work/large.txt"
+    [ "$keep" = 1 ] || rm -f "$work/copy-$r.bin"; sync
+    t0=$(now); cp "$work/big.bin" "$work/copy-sync-$r.bin"; sync; echo "cp+sync $(echo "$(now) - $t0" | bc) 0 0" >>"$work/large.txt"
+    [ "$keep" = 1 ] || rm -f "$work/copy-sync-$r.bin"; sync
     for i in "${!bins[@]}"; do
       echo "s$i $(upload_large "s$i")" >>"$work/large.txt"
       sync
@@ -117,7 +126,7 @@ large() {
   done
   echo "load after: $(loadavg)"
   stop_all
-  rm -f "$work/big.bin"
+  rm -rf "$work/big.bin" "$work"/copy-*.bin "$work"/data-s*
 }
 
 # wrk_lua writes the wrk script POSTing one 100 KB multipart file.
