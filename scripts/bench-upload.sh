@@ -6,7 +6,8 @@
 #      file on the same filesystem, every copy and upload kept until the end, as a
 #      server keeps its uploads (KEEP=0 deletes each at once, so the next one reuses
 #      its page-cache pages: a best case for buffered writes that production does not
-#      see), ROUNDS rounds alternating (cp, cp+sync, server A,
+#      see), and against `dd oflag=direct conv=fsync` (1 MiB writes past the page cache,
+#      as coffer writes large files), ROUNDS rounds alternating (cp, cp+sync, dd, server A,
 #      server B, ...), medians; server CPU seconds (utime+stime from /proc/PID/stat,
 #      and the user and system shares) around each upload; the server's peak RSS
 #      (VmHWM) at the end;
@@ -90,7 +91,7 @@ upload_large() {
 
 large() {
   echo "== ${size_mb} MiB upload vs cp vs cp+sync, $rounds rounds alternating, KEEP=$keep; load before: $(loadavg)"
-  local need=$(( (rounds * (2 + ${#bins[@]}) + 1) * size_mb ))
+  local need=$(( (rounds * (3 + ${#bins[@]}) + 1) * size_mb ))
   if [ "$keep" = 1 ] && [ "$(df -m --output=avail "$work" | tail -1)" -lt $((need + 2048)) ]; then
     echo "bench-upload.sh: KEEP=1 needs ${need} MiB free under $work; set KEEP=0 or ROUNDS lower" >&2
     exit 1
@@ -103,15 +104,18 @@ large() {
     [ "$keep" = 1 ] || rm -f "$work/copy-$r.bin"; sync
     t0=$(now); cp "$work/big.bin" "$work/copy-sync-$r.bin"; sync; echo "cp+sync $(echo "$(now) - $t0" | bc) 0 0" >>"$work/large.txt"
     [ "$keep" = 1 ] || rm -f "$work/copy-sync-$r.bin"; sync
+    t0=$(now); dd if="$work/big.bin" of="$work/copy-direct-$r.bin" bs=1M oflag=direct conv=fsync status=none
+    echo "dd-direct $(echo "$(now) - $t0" | bc) 0 0" >>"$work/large.txt"
+    [ "$keep" = 1 ] || rm -f "$work/copy-direct-$r.bin"; sync
     for i in "${!bins[@]}"; do
       echo "s$i $(upload_large "s$i")" >>"$work/large.txt"
       sync
     done
-    echo "round $r: $(tail -n $((2 + ${#bins[@]})) "$work/large.txt" | tr '\n' ' ')"
+    echo "round $r: $(tail -n $((3 + ${#bins[@]})) "$work/large.txt" | tr '\n' ' ')"
   done
   local base
   base=$(awk '$1 == "cp+sync" { print $2 }' "$work/large.txt" | median)
-  for name in cp cp+sync $(for i in "${!bins[@]}"; do echo "s$i"; done); do
+  for name in cp cp+sync dd-direct $(for i in "${!bins[@]}"; do echo "s$i"; done); do
     local wall cpu user
     wall=$(awk -v n="$name" '$1 == n { print $2 }' "$work/large.txt" | median)
     cpu=$(awk -v n="$name" '$1 == n { print $3 }' "$work/large.txt" | median)
