@@ -57,3 +57,34 @@ func (r *errReader) Read([]byte) (int, error) { return 0, r.err }
 type countingWriter struct{ writes int }
 
 func (w *countingWriter) Write(p []byte) (int, error) { w.writes++; return len(p), nil }
+
+// failingWriter fails its write number failAt (counting from 1), having written
+// nothing of it; it records every byte it took.
+type failingWriter struct {
+	writes, failAt int
+	got            bytes.Buffer
+}
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	if w.writes == w.failAt {
+		return 0, errBroken
+	}
+	return w.got.Write(p)
+}
+
+// TestCopyFullWriteErrors: a write failing in the pipelined part stops the copy with
+// that error, counting only the bytes written before it, in order; no write follows.
+func TestCopyFullWriteErrors(t *testing.T) {
+	data := make([]byte, smallCopyBufSize+4*copyBufSize+7)
+	for i := range data {
+		data[i] = byte(i * 31)
+	}
+	for failAt := 1; failAt <= 6; failAt++ {
+		w := &failingWriter{failAt: failAt}
+		n, err := copyFull(w, iotest.HalfReader(bytes.NewReader(data)))
+		if err != errBroken || n != int64(w.got.Len()) || !bytes.Equal(w.got.Bytes(), data[:n]) || w.writes != failAt {
+			t.Errorf("fail at write %d: copyFull = %d, %v after %d writes, %d bytes taken", failAt, n, err, w.writes, w.got.Len())
+		}
+	}
+}
