@@ -107,8 +107,8 @@ func (w *worker) killIfPending(id uint64) {
 	_, pending := w.calls[id]
 	w.mu.Unlock()
 	if pending {
-		w.log.Error("image worker did not stop a cancelled transformation; killing it", "pid", w.cmd.Process.Pid, "grace", w.killGrace.String())
-		w.cmd.Process.Kill()
+		w.log.Error("image worker did not stop a cancelled transformation; killing it", "worker", w.peer.String(), "grace", w.killGrace.String())
+		w.peer.kill()
 	}
 }
 

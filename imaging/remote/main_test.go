@@ -191,5 +191,5 @@ func (e *Engine) workerPID() int {
 	if e.w == nil {
 		return 0
 	}
-	return e.w.cmd.Process.Pid
+	return e.w.peer.(*child).cmd.Process.Pid
 }
