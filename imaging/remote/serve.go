@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/imaging/remote/imagerpc"
 )
@@ -21,8 +22,15 @@ var errCancelled = errors.New("imagerpc: request cancelled by the server")
 // closed the pipe or exited), after the requests still running have answered, or
 // at the first malformed frame or failed write.
 func Serve(in io.Reader, out io.Writer, e imaging.Engine, maxSource int64, log *slog.Logger) error {
+	return serve(in, out, e, maxSource, nil, log)
+}
+
+// serve is Serve with admit, the places for requests this worker holds at once
+// across all its connections (nil: unbounded): a request that finds none is
+// answered with errWorkerBusy at once, before its source is held.
+func serve(in io.Reader, out io.Writer, e imaging.Engine, maxSource int64, admit chan struct{}, log *slog.Logger) error {
 	s := &server{
-		engine: e, limit: maxSource + 1, log: log,
+		engine: e, limit: maxSource + 1, log: log, admit: admit,
 		w: &frameWriter{w: out}, reqs: make(map[uint64]*request),
 	}
 	if err := s.w.WriteFrame(s.hello()); err != nil {
@@ -42,6 +50,7 @@ type server struct {
 	engine  imaging.Engine
 	limit   int64
 	log     *slog.Logger
+	admit   chan struct{} // see serve
 	w       *frameWriter
 	running sync.WaitGroup
 
@@ -97,8 +106,21 @@ func (s *server) lookup(id uint64) *request {
 	return s.reqs[id]
 }
 
-// start registers request id and runs it; a duplicate id is answered with an error.
+// errWorkerBusy answers a request beyond the worker's MaxRequests.
+var errWorkerBusy = &coffer.Error{Code: coffer.EUNAVAILABLE, Message: "the image worker is busy; retry later"}
+
+// start registers request id and runs it; a duplicate id is answered with an error,
+// a request beyond admit's places with errWorkerBusy (its chunks are then dropped:
+// their id is unknown).
 func (s *server) start(id uint64, req *imagerpc.Request) {
+	if s.admit != nil {
+		select {
+		case s.admit <- struct{}{}:
+		default:
+			s.refuse(id, errWorkerBusy)
+			return
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &request{src: newSource(s.limit, req.GetSizeHint()), cancel: cancel}
 	s.mu.Lock()
@@ -109,6 +131,7 @@ func (s *server) start(id uint64, req *imagerpc.Request) {
 	s.mu.Unlock()
 	if dup {
 		cancel()
+		s.release()
 		s.log.Error("duplicate request id", "id", id)
 		return
 	}
@@ -127,6 +150,22 @@ func (s *server) finish(id uint64) {
 	delete(s.reqs, id)
 	s.mu.Unlock()
 	r.cancel()
+	s.release()
+}
+
+// release frees the admission place of a request that ends.
+func (s *server) release() {
+	if s.admit != nil {
+		<-s.admit
+	}
+}
+
+// refuse answers request id with err without running it.
+func (s *server) refuse(id uint64, err error) {
+	s.log.Warn("request refused", "id", id, "err", err)
+	if werr := s.w.WriteFrame(&imagerpc.Frame{Id: id, Body: &imagerpc.Frame_Response{Response: &imagerpc.Response{Error: errorToProto(err)}}}); werr != nil {
+		s.log.Error("writing to the server failed", "id", id, "err", werr)
+	}
 }
 
 // run transforms one source as transform (Request.transform) says and writes the
