@@ -19,9 +19,10 @@ type member struct {
 	transforms int64 // transformations it answered
 	// failures counts failed connection attempts and broken connections since the
 	// worker last answered; no attempt before notBefore. lastErr is the latest.
-	failures  int
-	notBefore time.Time
-	lastErr   error
+	failures      int
+	failuresTotal int64 // every failure since start, for metrics
+	notBefore     time.Time
+	lastErr       error
 }
 
 // WorkerState describes one remote worker, for the management API and logs.
@@ -32,6 +33,8 @@ type WorkerState struct {
 	Transforms int64  // transformations it answered (results and errors of its own)
 	Failures   int    // failed connection attempts and broken connections since it last answered
 	LastError  string // the latest of those failures, "" if none
+	// FailuresTotal counts every failed attempt and broken connection since start.
+	FailuresTotal int64
 }
 
 // Workers returns the state of every worker, in the configured order.
@@ -40,7 +43,7 @@ func (c *Cluster) Workers() []WorkerState {
 	for _, m := range c.workers {
 		m.mu.Lock()
 		s := WorkerState{Addr: m.addr.String(), Healthy: m.w != nil && !m.w.dead(), InFlight: m.inFlight,
-			Transforms: m.transforms, Failures: m.failures}
+			Transforms: m.transforms, Failures: m.failures, FailuresTotal: m.failuresTotal}
 		if m.lastErr != nil {
 			s.LastError = m.lastErr.Error()
 		}
@@ -79,6 +82,7 @@ func (m *member) failed(err error, cfg Config) time.Duration {
 	defer m.mu.Unlock()
 	m.w = nil
 	m.failures++
+	m.failuresTotal++
 	m.lastErr = err
 	d := restartDelay(m.failures, cfg.RestartBackoff, cfg.MaxRestartBackoff)
 	m.notBefore = time.Now().Add(d)
