@@ -75,7 +75,7 @@ func (n *netFlags) listenConfig(ic imaging.Config, log *slog.Logger) (remote.Lis
 		secret = os.Getenv(secretEnv)
 	}
 	c := remote.ListenConfig{Secret: []byte(secret), Insecure: n.insecure, MaxConns: n.maxConns, MaxRequests: n.maxRequests,
-		HandshakeTimeout: 5 * time.Second, MaxSource: ic.MaxSourceBytes, Log: log}
+		HandshakeTimeout: 5 * time.Second, DrainTimeout: ic.Timeout + 5*time.Second, MaxSource: ic.MaxSourceBytes, Log: log}
 	if c.MaxRequests == 0 {
 		c.MaxRequests = 4 * ic.Workers
 	}
@@ -101,7 +101,8 @@ func (n *netFlags) listenConfig(ic imaging.Config, log *slog.Logger) (remote.Lis
 	return c, nil
 }
 
-// listen serves e on --listen until SIGINT or SIGTERM.
+// listen serves e on --listen until SIGINT or SIGTERM, then drains: the requests
+// it holds are answered (for up to --timeout plus 5 s), new ones get 503.
 func listen(cfg config, e imaging.Engine, log *slog.Logger) error {
 	lc, err := cfg.net.listenConfig(cfg.imaging, log)
 	if err != nil {

@@ -64,6 +64,12 @@ func (l *logBuffer) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l
 // until the test ends, and returns its address and its log.
 func listenInProcess(t *testing.T, cfg ListenConfig, workers int) (Addr, *logBuffer) {
 	t.Helper()
+	return listenUntil(t, context.Background(), cfg, workers)
+}
+
+// listenUntil is listenInProcess stopping when ctx ends.
+func listenUntil(t *testing.T, ctx context.Context, cfg ListenConfig, workers int) (Addr, *logBuffer) {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +79,7 @@ func listenInProcess(t *testing.T, cfg ListenConfig, workers int) (Addr, *logBuf
 	ic := imaging.DefaultConfig()
 	ic.MaxSourceBytes = 8 << 20
 	e := &fakeEngine{cfg: ic, pool: imaging.NewPool(workers, 1024)}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- ServeListener(ctx, ln, e, cfg) }()
 	t.Cleanup(func() {
@@ -229,6 +235,35 @@ func TestClusterAllWorkersGone(t *testing.T) {
 	var rl *imaging.RetryLater
 	if codeOf(err) != coffer.EUNAVAILABLE || !errors.As(err, &rl) || rl.After < time.Second {
 		t.Errorf("with no worker: %v, want EUNAVAILABLE with Retry-After", err)
+	}
+}
+
+// A stopping worker answers the requests it holds and refuses new ones with 503.
+func TestListenerDrains(t *testing.T) {
+	ctx, stop := context.WithCancel(context.Background())
+	cfg := testListenConfig([]byte("s"))
+	cfg.DrainTimeout = 5 * time.Second
+	a, _ := listenUntil(t, ctx, cfg, 2)
+	c, err := newCluster(t, "s", 4, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := make(chan error, 1)
+	go func() {
+		_, err := c.Transform(context.Background(), strings.NewReader("sleep:400ms"), opts)
+		running <- err
+	}()
+	for c.Workers()[0].InFlight == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // the worker got it
+	stop()
+	time.Sleep(50 * time.Millisecond)
+	if _, err := c.Transform(context.Background(), strings.NewReader("late"), opts); codeOf(err) != coffer.EUNAVAILABLE {
+		t.Errorf("request while draining: %v, want EUNAVAILABLE", err)
+	}
+	if err := <-running; err != nil {
+		t.Errorf("request held when the worker stopped: %v, want its answer", err)
 	}
 }
 

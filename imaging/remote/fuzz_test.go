@@ -83,3 +83,23 @@ func FuzzServeTransform(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseAddrs feeds arbitrary --image-workers-remote values: they must never panic,
+// and every accepted address must print back to itself.
+func FuzzParseAddrs(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:9100", "http://127.0.0.1:9100,https://[::1]:9101/", "tls://imager.internal:1", "h:1,h:1", "ftp://x:1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		addrs, err := ParseAddrs(s)
+		if err != nil {
+			return
+		}
+		for _, a := range addrs {
+			again, err := ParseAddrs(a.String())
+			if err != nil || len(again) != 1 || again[0].Host != a.Host || again[0].Port != a.Port {
+				t.Fatalf("%q: %v does not parse back: %v %v", s, a, again, err)
+			}
+		}
+	})
+}

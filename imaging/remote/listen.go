@@ -36,8 +36,12 @@ type ListenConfig struct {
 	MaxRequests int
 	// HandshakeTimeout bounds the handshake of a new connection.
 	HandshakeTimeout time.Duration
-	MaxSource        int64        // largest source held (imaging.Config.MaxSourceBytes)
-	Log              *slog.Logger // nil = slog.Default()
+	// DrainTimeout is how long a stopping worker waits for the requests it holds to
+	// be answered (new ones are answered with EUNAVAILABLE) before it closes the
+	// connections; 0 = close at once.
+	DrainTimeout time.Duration
+	MaxSource    int64        // largest source held (imaging.Config.MaxSourceBytes)
+	Log          *slog.Logger // nil = slog.Default()
 }
 
 // Validate returns EINVALID for a field out of range, and for a worker reachable by
@@ -60,18 +64,18 @@ func (c ListenConfig) Validate(addr net.Addr) error {
 }
 
 // ServeListener accepts servers on ln and serves each connection as Serve serves
-// the child's pipes, after the handshake, with e. It returns when ctx ends (after
-// closing ln and the connections and waiting for their requests) or ln fails.
+// the child's pipes, after the handshake, with e. When ctx ends it stops accepting,
+// drains (see DrainTimeout), closes the connections and returns once their requests
+// ended; it also returns if ln fails.
 func ServeListener(ctx context.Context, ln net.Listener, e imaging.Engine, cfg ListenConfig) error {
 	if err := cfg.Validate(ln.Addr()); err != nil {
 		return err
 	}
-	l := &listener{cfg: cfg, engine: e, log: cfg.Log, admit: make(chan struct{}, cfg.MaxRequests),
-		conns: make(map[net.Conn]bool)}
+	l := &listener{cfg: cfg, engine: e, log: cfg.Log, admit: newAdmission(cfg.MaxRequests), conns: make(map[net.Conn]bool)}
 	if l.log == nil {
 		l.log = slog.Default()
 	}
-	stop := context.AfterFunc(ctx, func() { ln.Close(); l.closeAll() })
+	stop := context.AfterFunc(ctx, func() { ln.Close(); l.drain(); l.closeAll() })
 	defer stop()
 	for {
 		c, err := ln.Accept()
@@ -97,7 +101,7 @@ type listener struct {
 	cfg    ListenConfig
 	engine imaging.Engine
 	log    *slog.Logger
-	admit  chan struct{} // ListenConfig.MaxRequests places, shared by the connections
+	admit  *admission // ListenConfig.MaxRequests places, shared by the connections
 	wg     sync.WaitGroup
 
 	mu     sync.Mutex
@@ -114,6 +118,18 @@ func (l *listener) add(c net.Conn) bool {
 	}
 	l.conns[c] = true
 	return true
+}
+
+// drain refuses new requests and waits up to DrainTimeout for those held to end.
+func (l *listener) drain() {
+	l.admit.draining.Store(true)
+	deadline := time.Now().Add(l.cfg.DrainTimeout)
+	for l.admit.held() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := l.admit.held(); n > 0 {
+		l.log.Warn("stopping with requests still running", "requests", n, "drain_timeout", l.cfg.DrainTimeout.String())
+	}
 }
 
 // closeAll closes every connection: their serve loops end.

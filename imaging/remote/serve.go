@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/imaging"
@@ -26,9 +27,10 @@ func Serve(in io.Reader, out io.Writer, e imaging.Engine, maxSource int64, log *
 }
 
 // serve is Serve with admit, the places for requests this worker holds at once
-// across all its connections (nil: unbounded): a request that finds none is
-// answered with errWorkerBusy at once, before its source is held.
-func serve(in io.Reader, out io.Writer, e imaging.Engine, maxSource int64, admit chan struct{}, log *slog.Logger) error {
+// across all its connections (nil: unbounded): a request that finds none, or comes
+// while the worker drains, is answered with errWorkerBusy at once, before its
+// source is held.
+func serve(in io.Reader, out io.Writer, e imaging.Engine, maxSource int64, admit *admission, log *slog.Logger) error {
 	s := &server{
 		engine: e, limit: maxSource + 1, log: log, admit: admit,
 		w: &frameWriter{w: out}, reqs: make(map[uint64]*request),
@@ -50,7 +52,7 @@ type server struct {
 	engine  imaging.Engine
 	limit   int64
 	log     *slog.Logger
-	admit   chan struct{} // see serve
+	admit   *admission // see serve
 	w       *frameWriter
 	running sync.WaitGroup
 
@@ -113,13 +115,9 @@ var errWorkerBusy = &coffer.Error{Code: coffer.EUNAVAILABLE, Message: "the image
 // a request beyond admit's places with errWorkerBusy (its chunks are then dropped:
 // their id is unknown).
 func (s *server) start(id uint64, req *imagerpc.Request) {
-	if s.admit != nil {
-		select {
-		case s.admit <- struct{}{}:
-		default:
-			s.refuse(id, errWorkerBusy)
-			return
-		}
+	if s.admit != nil && !s.admit.enter() {
+		s.refuse(id, errWorkerBusy)
+		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &request{src: newSource(s.limit, req.GetSizeHint()), cancel: cancel}
@@ -156,7 +154,7 @@ func (s *server) finish(id uint64) {
 // release frees the admission place of a request that ends.
 func (s *server) release() {
 	if s.admit != nil {
-		<-s.admit
+		s.admit.leave()
 	}
 }
 
@@ -205,6 +203,30 @@ func (s *server) sendResult(id uint64, res *imaging.Result) error {
 	resp := &imagerpc.Response{Format: string(res.Format), Width: int32(res.Width), Height: int32(res.Height), Steps: stepsToProto(res.Steps)}
 	return s.w.WriteFrame(&imagerpc.Frame{Id: id, Body: &imagerpc.Frame_Response{Response: resp}})
 }
+
+// admission bounds the requests a listening worker holds, over all connections.
+type admission struct {
+	places   chan struct{} // one token per request held
+	draining atomic.Bool   // set on shutdown: no new requests
+}
+
+func newAdmission(n int) *admission { return &admission{places: make(chan struct{}, n)} }
+
+// enter takes a place, unless none is free or the worker drains.
+func (a *admission) enter() bool {
+	if a.draining.Load() {
+		return false
+	}
+	select {
+	case a.places <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (a *admission) leave()    { <-a.places }
+func (a *admission) held() int { return len(a.places) }
 
 // abortAll ends the sources of every running request: the server is gone.
 func (s *server) abortAll() {
