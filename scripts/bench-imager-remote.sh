@@ -4,7 +4,7 @@
 # tool's download_image_manipulated scenario (the 5.3 MB 4000x3000 JPEG -> w=800&b=2,
 # 10 workers), variant caches off so every request transforms. Both servers run
 # throughout with --image-workers 2 (the worker, child or remote, runs 2 at once);
-# rounds alternate A B A B ... and each runs `coffer bench` for DURATION. Per run:
+# rounds alternate A B, B A, A B ... and each run is `coffer bench` for DURATION. Per run:
 # req/s, p50, and CPU per request of the server plus its image worker (utime+stime
 # from /proc, so less sensitive to other load than req/s). Prints medians, B/A and
 # the load average before and after.
@@ -14,7 +14,6 @@ cd "$(dirname "$0")/.."
 source scripts/lib/loopback.sh
 rounds=${1:-5} dur=${2:-10s}
 bench_workdir coffer-imager-remote
-[ -n "${KEEP:-}" ] && trap - EXIT
 bin=$work/bin
 scripts/build.sh "$bin" >/dev/null
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)  cores: $(nproc)"
@@ -25,7 +24,8 @@ common=(--admin-secret s --log-level warn --variant-cache-size 0 --variants-per-
 pa=$(port) pb=$(port) pw=$(port)
 "$bin/coffer" serve --listen "127.0.0.1:$pa" --data-dir "$work/a" "${common[@]}" >"$work/a.log" 2>&1 &
 pid_a=$!; pids+=("$pid_a")
-COFFER_IMAGER_SECRET=$secret "$bin/coffer-imager" --listen "127.0.0.1:$pw" --workers 2 2>"$work/w.log" &
+# MALLOC_ARENA_MAX=2: what coffer serve sets for its child, so both run alike.
+MALLOC_ARENA_MAX=2 COFFER_IMAGER_SECRET=$secret "$bin/coffer-imager" --listen "127.0.0.1:$pw" --workers 2 2>"$work/w.log" &
 pid_w=$!; pids+=("$pid_w")
 wait_port "$pw"
 COFFER_IMAGE_WORKERS_SECRET=$secret "$bin/coffer" serve --listen "127.0.0.1:$pb" --data-dir "$work/b" "${common[@]}" \
@@ -61,8 +61,13 @@ print(sys.argv[2], r["rps"], r["latency"]["p50_ms"],
 PY
 }
 for i in $(seq "$rounds"); do
-  run A "http://127.0.0.1:$pa" "$pid_a"
-  run B "http://127.0.0.1:$pb" "$pid_b" "$pid_w"
+  if ((i % 2)); then
+    run A "http://127.0.0.1:$pa" "$pid_a"
+    run B "http://127.0.0.1:$pb" "$pid_b" "$pid_w"
+  else
+    run B "http://127.0.0.1:$pb" "$pid_b" "$pid_w"
+    run A "http://127.0.0.1:$pa" "$pid_a"
+  fi
   echo "round $i: $(tail -2 "$work/runs.txt" | tr '\n' ' ')" >&2
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -25,12 +25,11 @@ type ClusterConfig struct {
 	// connection is closed and made again), RestartBackoff and MaxRestartBackoff the
 	// waits between connection attempts to a worker that keeps failing. Path, Args,
 	// Env, Stderr and IdleTimeout are not used.
-	Worker  Config
-	Addrs   []Addr      // the workers (ParseAddrs)
-	Secret  []byte      // the shared secret the workers hold (may be empty for --insecure workers)
-	TLS     *tls.Config // for workers whose Addr.TLS is set: roots, client certificate
-	Log     *slog.Logger
-	healthy chan<- Addr // tests: told each time a worker connects
+	Worker Config
+	Addrs  []Addr      // the workers (ParseAddrs)
+	Secret []byte      // the shared secret the workers hold (may be empty for --insecure workers)
+	TLS    *tls.Config // for workers whose Addr.TLS is set: roots, client certificate
+	Log    *slog.Logger
 }
 
 // Validate returns EINVALID if a field is out of range.

@@ -112,9 +112,6 @@ func (c *Cluster) connect(m *member) *imagerpc.Hello {
 	m.w = w
 	m.mu.Unlock()
 	c.log.Info("image worker connected", "worker", m.addr.String(), "formats", hello.GetFormats())
-	if c.cfg.healthy != nil {
-		c.cfg.healthy <- m.addr
-	}
 	return hello
 }
 
