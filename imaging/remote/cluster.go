@@ -129,7 +129,8 @@ func commonFormats(hellos []*imagerpc.Hello) map[imaging.Format]bool {
 
 // Transform implements imaging.Engine: it waits for a pool worker (capped per user,
 // imaging.WithUser), then streams src to the least loaded connected worker and
-// waits for the result, at most Imaging.Timeout plus KillGrace.
+// waits for the result, at most Imaging.Timeout plus KillGrace. A request that did
+// not reach its worker (the connection broke just before) goes to another one.
 func (c *Cluster) Transform(ctx context.Context, src io.Reader, o imaging.Options) (*imaging.Result, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -139,20 +140,29 @@ func (c *Cluster) Transform(ctx context.Context, src io.Reader, o imaging.Option
 	}
 	var res *imaging.Result
 	err := c.pool.Do(ctx, func(ctx context.Context) error {
-		m, w, err := c.pick()
-		if err != nil {
-			return err
+		for tries := 1; ; tries++ {
+			m, w, err := c.pick()
+			if err != nil {
+				return err
+			}
+			res, err = c.send(ctx, m, w, src, o)
+			if !errors.Is(err, errNotSent) || tries >= len(c.workers) {
+				return err
+			}
 		}
-		defer m.release()
-		limit := c.cfg.Worker.Imaging.Timeout + c.cfg.Worker.KillGrace
-		wctx, cancel := context.WithTimeoutCause(ctx, limit, errNoAnswer)
-		defer cancel()
-		var answered bool
-		res, answered, err = w.transform(wctx, src, o.Normalize())
-		m.done(answered)
-		return c.remoteErr(ctx, wctx, err, limit)
 	})
 	return res, err
+}
+
+// send runs one transformation on worker w of m, which pick counted.
+func (c *Cluster) send(ctx context.Context, m *member, w *worker, src io.Reader, o imaging.Options) (*imaging.Result, error) {
+	defer m.release()
+	limit := c.cfg.Worker.Imaging.Timeout + c.cfg.Worker.KillGrace
+	wctx, cancel := context.WithTimeoutCause(ctx, limit, errNoAnswer)
+	defer cancel()
+	res, answered, err := w.transform(wctx, src, o.Normalize())
+	m.done(answered)
+	return res, c.remoteErr(ctx, wctx, err, limit)
 }
 
 // remoteErr turns a worker's answer into the error Transform returns: a worker that

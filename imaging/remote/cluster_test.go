@@ -220,6 +220,28 @@ func TestClusterWorkerKilledMidLoad(t *testing.T) {
 	}
 }
 
+// A request whose worker turned out gone before it was sent goes to another worker.
+func TestClusterResendsWhatDidNotLeave(t *testing.T) {
+	a1, _ := listenInProcess(t, testListenConfig([]byte("s")), 1)
+	a2, _ := listenInProcess(t, testListenConfig([]byte("s")), 1)
+	c, err := newCluster(t, "s", 2, a1, a2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := c.workers[0].state()
+	w.mu.Lock()
+	w.calls = nil // as after the connection broke, before its read loop marked it broken
+	w.mu.Unlock()
+	for i := range 6 {
+		if _, err := c.Transform(context.Background(), strings.NewReader("x"), opts); err != nil {
+			t.Fatalf("transformation %d: %v", i, err)
+		}
+	}
+	if s := c.Workers(); s[0].Transforms != 0 || s[1].Transforms != 6 {
+		t.Errorf("states %+v: want all 6 on the second worker", s)
+	}
+}
+
 func TestClusterAllWorkersGone(t *testing.T) {
 	a1, p1 := listenProcess(t, "s3cret", 1)
 	c, err := newCluster(t, "s3cret", 2, a1)
