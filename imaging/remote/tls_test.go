@@ -1,56 +1,15 @@
 package remote
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"io"
 	"log/slog"
-	"math/big"
-	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/coffer/coffer/imaging/imagingtest"
 )
-
-// testCA is a certificate authority made for one test.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pool *x509.CertPool
-}
-
-func newTestCA(t *testing.T) *testCA {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"}, IsCA: true,
-		BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	pool := x509.NewCertPool()
-	pool.AddCert(cert)
-	return &testCA{cert: cert, key: key, pool: pool}
-}
-
-// issue returns a certificate for 127.0.0.1 usable by servers and clients.
-func (ca *testCA) issue(t *testing.T, serial int64) tls.Certificate {
-	t.Helper()
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "127.0.0.1"},
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
 
 // tlsCluster connects a Cluster to a over TLS with conf and no secret.
 func tlsCluster(t *testing.T, a Addr, conf *tls.Config) (*Cluster, error) {
@@ -67,13 +26,13 @@ func tlsCluster(t *testing.T, a Addr, conf *tls.Config) (*Cluster, error) {
 // A worker with mTLS and no secret serves servers with a client certificate of its
 // CA, and refuses those without one and those speaking plain TCP.
 func TestClusterMutualTLS(t *testing.T) {
-	ca, other := newTestCA(t), newTestCA(t)
+	ca, other := imagingtest.NewCA(), imagingtest.NewCA()
 	cfg := testListenConfig(nil)
-	cfg.TLS = &tls.Config{Certificates: []tls.Certificate{ca.issue(t, 2)}, ClientCAs: ca.pool,
+	cfg.TLS = &tls.Config{Certificates: []tls.Certificate{ca.Issue()}, ClientCAs: ca.Pool,
 		ClientAuth: tls.RequireAndVerifyClientCert, MinVersion: tls.VersionTLS13}
 	a, logs := listenInProcess(t, cfg, 2)
 	a.TLS = true
-	c, err := tlsCluster(t, a, &tls.Config{RootCAs: ca.pool, Certificates: []tls.Certificate{ca.issue(t, 3)}})
+	c, err := tlsCluster(t, a, &tls.Config{RootCAs: ca.Pool, Certificates: []tls.Certificate{ca.Issue()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +42,9 @@ func TestClusterMutualTLS(t *testing.T) {
 		}
 	}
 	for name, conf := range map[string]*tls.Config{
-		"no client certificate":            {RootCAs: ca.pool},
-		"client certificate of another CA": {RootCAs: ca.pool, Certificates: []tls.Certificate{other.issue(t, 4)}},
-		"worker certificate not trusted":   {RootCAs: other.pool, Certificates: []tls.Certificate{ca.issue(t, 5)}},
+		"no client certificate":            {RootCAs: ca.Pool},
+		"client certificate of another CA": {RootCAs: ca.Pool, Certificates: []tls.Certificate{other.Issue()}},
+		"worker certificate not trusted":   {RootCAs: other.Pool, Certificates: []tls.Certificate{ca.Issue()}},
 	} {
 		if _, err := tlsCluster(t, a, conf); err == nil {
 			t.Errorf("%s: connected", name)
@@ -96,7 +55,11 @@ func TestClusterMutualTLS(t *testing.T) {
 	if _, err := tlsCluster(t, plain, nil); err == nil {
 		t.Error("plain TCP to a TLS worker: connected")
 	}
-	if n := strings.Count(logs.String(), "refused an unauthenticated connection"); n < 4 {
+	refusals := func() int { return strings.Count(logs.String(), "refused an unauthenticated connection") }
+	for deadline := time.Now().Add(5 * time.Second); refusals() < 4 && time.Now().Before(deadline); { // plain TCP: at the handshake timeout
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := refusals(); n < 4 {
 		t.Errorf("%d refusals logged, want 4:\n%s", n, logs.String())
 	}
 }

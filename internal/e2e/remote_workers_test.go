@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/coffer/coffer/imaging/imagingtest"
 )
 
 const imagerSecret = "e2e-imager-secret"
@@ -159,5 +161,39 @@ func TestRemoteImageWorkersRefuse(t *testing.T) {
 	}
 	if !strings.Contains(w.logs.String(), "refused an unauthenticated connection") {
 		t.Errorf("worker logs:\n%s", w.logs)
+	}
+}
+
+// The TLS flags of both binaries: a worker with --tls-cert/--tls-key/--tls-client-ca
+// and no secret serves a server with https:// and --image-workers-tls-*, and a server
+// without a client certificate does not start.
+func TestRemoteImageWorkersMutualTLS(t *testing.T) {
+	if imager == "" {
+		t.Skip("libvips is not installed (pkg-config vips): no coffer-imager")
+	}
+	dir := t.TempDir()
+	ca := imagingtest.NewCA()
+	caFile := ca.WriteCA(dir)
+	wCert, wKey := ca.WriteIssued(dir, "worker")
+	sCert, sKey := ca.WriteIssued(dir, "server")
+	w := startImager(t, nil, "--tls-cert", wCert, "--tls-key", wKey, "--tls-client-ca", caFile)
+	tlsEnv := []string{"COFFER_IMAGE_WORKERS_REMOTE=https://" + w.addr, "COFFER_IMAGE_WORKERS_TLS_CA=" + caFile}
+	p := start(t, append(tlsEnv, "COFFER_DATA_DIR="+t.TempDir(), "COFFER_IMAGE_WORKERS_TLS_CERT="+sCert, "COFFER_IMAGE_WORKERS_TLS_KEY="+sKey)...)
+	f, err := p.uploadStream(context.Background(), "photo.jpg", bytes.NewReader(testJPEG(t, 400, 300)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.wantImage(f.ID, 100, 75)
+	if n := p.workerCount(w.addr); n != 1 {
+		t.Errorf("worker answered %v transformations, want 1", n)
+	}
+	bad := launch(t, append(tlsEnv, "COFFER_DATA_DIR="+t.TempDir())...)
+	select {
+	case <-bad.exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("coffer serve without a client certificate did not exit")
+	}
+	if !strings.Contains(bad.logs.String(), "no image worker answered") {
+		t.Errorf("server logs:\n%s", bad.logs)
 	}
 }
