@@ -150,15 +150,7 @@ func TestRemoteImageWorkersRefuse(t *testing.T) {
 		}
 	}
 	w := startImager(t, []string{"COFFER_IMAGER_SECRET=" + imagerSecret})
-	p := launch(t, "COFFER_DATA_DIR="+t.TempDir(), "COFFER_IMAGE_WORKERS_REMOTE="+w.addr, "COFFER_IMAGE_WORKERS_SECRET=wrong")
-	select {
-	case <-p.exited:
-	case <-time.After(30 * time.Second):
-		t.Fatal("coffer serve with a wrong worker secret did not exit")
-	}
-	if !strings.Contains(p.logs.String(), "no image worker answered") {
-		t.Errorf("server logs:\n%s", p.logs)
-	}
+	launch(t, "COFFER_DATA_DIR="+t.TempDir(), "COFFER_IMAGE_WORKERS_REMOTE="+w.addr, "COFFER_IMAGE_WORKERS_SECRET=wrong").wantNoWorker()
 	if !strings.Contains(w.logs.String(), "refused an unauthenticated connection") {
 		t.Errorf("worker logs:\n%s", w.logs)
 	}
@@ -187,13 +179,18 @@ func TestRemoteImageWorkersMutualTLS(t *testing.T) {
 	if n := p.workerCount(w.addr); n != 1 {
 		t.Errorf("worker answered %v transformations, want 1", n)
 	}
-	bad := launch(t, append(tlsEnv, "COFFER_DATA_DIR="+t.TempDir())...)
+	launch(t, append(tlsEnv, "COFFER_DATA_DIR="+t.TempDir())...).wantNoWorker() // no client certificate
+}
+
+// wantNoWorker waits for a server whose image workers all refused it to exit, saying so.
+func (p *proc) wantNoWorker() {
+	p.t.Helper()
 	select {
-	case <-bad.exited:
+	case <-p.exited:
 	case <-time.After(30 * time.Second):
-		t.Fatal("coffer serve without a client certificate did not exit")
+		p.t.Fatal("coffer serve did not exit")
 	}
-	if !strings.Contains(bad.logs.String(), "no image worker answered") {
-		t.Errorf("server logs:\n%s", bad.logs)
+	if !strings.Contains(p.logs.String(), "no image worker answered") {
+		p.t.Errorf("server logs:\n%s", p.logs)
 	}
 }
