@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"time"
 
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/imaging/remote"
@@ -27,7 +28,8 @@ func newRemoteImages(c *Config, icfg imaging.Config, log *slog.Logger) (imaging.
 	}
 	wc := remote.DefaultConfig(imagerName)
 	wc.Imaging = icfg
-	e, err := remote.NewCluster(remote.ClusterConfig{Worker: wc, Addrs: addrs, Secret: []byte(c.ImageWorkersSecret), TLS: tlsConf, Log: log})
+	e, err := remote.NewCluster(remote.ClusterConfig{Worker: wc, Addrs: addrs, Secret: []byte(c.ImageWorkersSecret), TLS: tlsConf,
+		PingInterval: 5 * time.Second, PingTimeout: 10 * time.Second, Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("--image-workers-remote: %w", err)
 	}

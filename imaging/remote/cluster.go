@@ -29,7 +29,11 @@ type ClusterConfig struct {
 	Addrs  []Addr      // the workers (ParseAddrs)
 	Secret []byte      // the shared secret the workers hold (may be empty for --insecure workers)
 	TLS    *tls.Config // for workers whose Addr.TLS is set: roots, client certificate
-	Log    *slog.Logger
+	// PingInterval is how often a connected worker that answers pings (Hello.ping) is
+	// pinged; one that does not answer within PingTimeout has its connection closed
+	// and made again. 0 = no pings (a broken connection is still seen at once).
+	PingInterval, PingTimeout time.Duration
+	Log                       *slog.Logger
 }
 
 // Validate returns EINVALID if a field is out of range.

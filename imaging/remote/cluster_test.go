@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/imaging/remote/imagerpc"
 )
 
 // fakeListenEnv makes the fake worker process listen on loopback with this secret
@@ -190,11 +192,15 @@ func TestClusterWorkerKilledMidLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.AfterFunc(150*time.Millisecond, func() { p1.Kill() })
+	// Four run at once, two on each worker, for 300 ms: the kill lands among them.
+	time.AfterFunc(100*time.Millisecond, func() { p1.Kill() })
 	var ok, unavailable int
-	deadline := time.Now().Add(600 * time.Millisecond)
-	for time.Now().Before(deadline) {
-		for _, err := range transformAll(c, 8, "sleep:40ms") {
+	for round := range 3 {
+		src := "sleep:300ms"
+		if round > 0 {
+			src = "sleep:40ms"
+		}
+		for _, err := range transformAll(c, 8, src) {
 			switch {
 			case err == nil:
 				ok++
@@ -272,15 +278,15 @@ func TestListenerDrains(t *testing.T) {
 	}
 	running := make(chan error, 1)
 	go func() {
-		_, err := c.Transform(context.Background(), strings.NewReader("sleep:400ms"), opts)
+		_, err := c.Transform(context.Background(), strings.NewReader("sleep:1s"), opts)
 		running <- err
 	}()
 	for c.Workers()[0].InFlight == 0 {
 		time.Sleep(time.Millisecond)
 	}
-	time.Sleep(50 * time.Millisecond) // the worker got it
+	time.Sleep(200 * time.Millisecond) // the worker got it
 	stop()
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(200 * time.Millisecond) // it drains
 	if _, err := c.Transform(context.Background(), strings.NewReader("late"), opts); codeOf(err) != coffer.EUNAVAILABLE {
 		t.Errorf("request while draining: %v, want EUNAVAILABLE", err)
 	}
@@ -311,7 +317,7 @@ func TestWorkerBusyBeyondMaxRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	var busy int
-	for _, err := range transformAll(c, 4, "sleep:100ms") {
+	for _, err := range transformAll(c, 4, "sleep:1s") {
 		var rl *imaging.RetryLater
 		if errors.As(err, &rl) && codeOf(err) == coffer.EUNAVAILABLE {
 			busy++
@@ -405,5 +411,61 @@ func TestParseAddrs(t *testing.T) {
 		if got, err := ParseAddrs(in); err == nil || codeOf(err) != coffer.EINVALID {
 			t.Errorf("ParseAddrs(%q) = %v, %v; want EINVALID", in, got, err)
 		}
+	}
+}
+
+// silentWorker accepts servers on loopback, says Hello offering pings and then reads
+// and ignores everything: a worker that hangs with its connection open.
+func silentWorker(t *testing.T, secret string) Addr {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				if acceptHandshake(conn, []byte(secret), rand.Reader) != nil {
+					return
+				}
+				hello := &imagerpc.Frame{Body: &imagerpc.Frame_Hello{Hello: &imagerpc.Hello{Protocol: protocol, Formats: []string{"jpeg"}, Ping: true}}}
+				if (&frameWriter{w: conn}).WriteFrame(hello) == nil {
+					io.Copy(io.Discard, conn)
+				}
+			}()
+		}
+	}()
+	return Addr{Host: "127.0.0.1", Port: ln.Addr().(*net.TCPAddr).Port}
+}
+
+// A worker that answers pings stays connected; one that does not is disconnected,
+// with the reason in its state, and its connection made again.
+func TestClusterPings(t *testing.T) {
+	live, _ := listenInProcess(t, testListenConfig([]byte("s")), 1)
+	silent := silentWorker(t, "s")
+	wc := DefaultConfig("unused")
+	wc.Imaging.Workers, wc.StartTimeout, wc.RestartBackoff, wc.MaxRestartBackoff = 2, 2*time.Second, 10*time.Millisecond, 20*time.Millisecond
+	c, err := NewCluster(ClusterConfig{Worker: wc, Addrs: []Addr{live, silent}, Secret: []byte("s"), PingInterval: 10 * time.Millisecond,
+		PingTimeout: 50 * time.Millisecond, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	deadline := time.Now().Add(5 * time.Second)
+	for c.Workers()[1].FailuresTotal < 2 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	s := c.Workers()
+	if s[1].FailuresTotal < 2 || !strings.Contains(s[1].LastError, "did not answer a ping") {
+		t.Errorf("silent worker %+v: want disconnected twice for not answering pings", s[1])
+	}
+	if !s[0].Healthy || s[0].FailuresTotal != 0 {
+		t.Errorf("live worker %+v: want connected, no failure", s[0])
 	}
 }

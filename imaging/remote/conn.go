@@ -39,6 +39,33 @@ func (p *netPeer) kill()          { p.conn.Close() }
 func (p *netPeer) wait() error    { p.conn.Close(); return errConnEnded }
 func (p *netPeer) String() string { return p.addr }
 
+// errNoPong is why a connection was closed whose worker did not answer a ping.
+var errNoPong = errors.New("the image worker did not answer a ping")
+
+// ping sends a Ping and waits up to timeout for its Pong: nil if it came,
+// errNoPong if not, errConnEnded if the connection ended meanwhile.
+func (w *worker) ping(timeout time.Duration) error {
+	w.mu.Lock()
+	w.lastPing++
+	id := w.lastPing
+	w.mu.Unlock()
+	go w.fw.WriteFrame(&imagerpc.Frame{Id: id, Body: &imagerpc.Frame_Ping{Ping: &imagerpc.Ping{}}}) // may block: the timer still runs
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	for {
+		select {
+		case got := <-w.pongs:
+			if got == id {
+				return nil
+			}
+		case <-t.C:
+			return errNoPong
+		case <-w.exited:
+			return errConnEnded
+		}
+	}
+}
+
 // dialWorker connects to the worker at a (over TLS if a.TLS, with tlsConf), runs
 // the handshake with secret and waits for the worker's Hello, all within
 // cfg.StartTimeout. cfg gives the limits the results are checked against.
@@ -74,6 +101,7 @@ func dialWorker(ctx context.Context, a Addr, secret []byte, tlsConf *tls.Config,
 		return nil, nil, fmt.Errorf("%s: %w", a, err)
 	}
 	conn.SetDeadline(time.Time{})
+	w.pings = hello.GetPing()
 	go w.readLoop(fr)
 	return w, hello, nil
 }

@@ -25,8 +25,8 @@
 // answered EUNAVAILABLE before its source is held), and a drain on shutdown. The
 // server side is Cluster, another imaging.Engine: one worker type (worker) talks to a
 // peer that is either the child or a connection, and Cluster keeps a connection to
-// each address, sends each transform to the one with the fewest in flight,
-// reconnects with backoff, and reports WorkerState for metrics and the management
+// each address, sends each transform to the one with the fewest in flight, pings
+// connected workers (Ping/Pong frames, offered by Hello.ping), reconnects with backoff, and reports WorkerState for metrics and the management
 // API. Backpressure: the worker's serve loop never blocks on a source (it holds at
 // most MaxSourceBytes each, bounded by MaxRequests), results are written with
 // blocking writes, so a slow reader on either side stalls the writer through TCP

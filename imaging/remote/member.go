@@ -1,7 +1,9 @@
 package remote
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -132,14 +134,39 @@ func (c *Cluster) watch(m *member) {
 			c.connect(m)
 			continue
 		}
+		if !c.health(m, w) {
+			return
+		}
+	}
+}
+
+// health watches m's connection w until it ends, pinging the worker if it answers
+// pings; it records the failure and returns true, or false once the Cluster closed
+// (having closed w).
+func (c *Cluster) health(m *member, w *worker) bool {
+	var tick <-chan time.Time
+	if w.pings && c.cfg.PingInterval > 0 {
+		t := time.NewTicker(c.cfg.PingInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	var pingErr error
+	for {
 		select {
 		case <-c.ctx.Done():
 			w.stop(c.cfg.Worker.StartTimeout)
-			return
+			return false
+		case <-tick:
+			if err := w.ping(c.cfg.PingTimeout); errors.Is(err, errNoPong) {
+				pingErr = fmt.Errorf("%w within %v", err, c.cfg.PingTimeout)
+				c.log.Error("image worker does not answer; closing its connection", "worker", m.addr.String(), "err", pingErr)
+				w.peer.kill()
+			}
 		case <-w.exited:
-			err := w.exitErr()
+			err := cmp.Or(pingErr, w.exitErr())
 			d := m.failed(err, c.cfg.Worker)
 			c.log.Error("image worker connection lost", "worker", m.addr.String(), "err", err, "retry_in", d.String())
+			return true
 		}
 	}
 }

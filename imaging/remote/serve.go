@@ -68,7 +68,7 @@ type request struct {
 
 // hello lists the output formats e writes.
 func (s *server) hello() *imagerpc.Frame {
-	h := &imagerpc.Hello{Protocol: protocol}
+	h := &imagerpc.Hello{Protocol: protocol, Ping: true}
 	for _, f := range []imaging.Format{imaging.JPEG, imaging.PNG, imaging.WebP, imaging.AVIF} {
 		if s.engine.Supports(f) {
 			h.Formats = append(h.Formats, string(f))
@@ -90,6 +90,10 @@ func (s *server) loop(fr *frameReader) error {
 		case *imagerpc.Frame_Chunk:
 			if r := s.lookup(f.Id); r != nil {
 				r.src.push(b.Chunk.GetData(), b.Chunk.GetLast())
+			}
+		case *imagerpc.Frame_Ping:
+			if err := s.w.WriteFrame(&imagerpc.Frame{Id: f.Id, Body: &imagerpc.Frame_Pong{Pong: &imagerpc.Pong{}}}); err != nil {
+				return err
 			}
 		case *imagerpc.Frame_Cancel:
 			if r := s.lookup(f.Id); r != nil {

@@ -27,12 +27,15 @@ type worker struct {
 	maxResult int
 	killGrace time.Duration // see Config.KillGrace
 
-	mu     sync.Mutex
-	calls  map[uint64]*call
-	nextID uint64
-	broken bool          // the child's stdout (the connection) ended: no new requests
-	err    error         // why it ended (with the exit status)
-	exited chan struct{} // closed once the child is reaped and every call failed
+	mu       sync.Mutex
+	calls    map[uint64]*call
+	nextID   uint64
+	pings    bool          // the worker answers Ping (Hello.ping)
+	pongs    chan uint64   // ids of the Pongs received, for ping
+	lastPing uint64        // id of the latest Ping sent
+	broken   bool          // the child's stdout (the connection) ended: no new requests
+	err      error         // why it ended (with the exit status)
+	exited   chan struct{} // closed once the child is reaped and every call failed
 }
 
 // peer is the other end of a worker: a child process over pipes (child) or a
@@ -111,7 +114,7 @@ func startWorker(cfg Config, log *slog.Logger) (*worker, *imagerpc.Hello, error)
 // newWorker returns a worker on p that writes its frames to out, with cfg's limits.
 func newWorker(p peer, out io.Writer, cfg Config, log *slog.Logger) *worker {
 	return &worker{
-		peer: p, fw: &frameWriter{w: out}, log: log, calls: make(map[uint64]*call),
+		peer: p, fw: &frameWriter{w: out}, log: log, calls: make(map[uint64]*call), pongs: make(chan uint64, 1),
 		exited: make(chan struct{}), limits: cfg.Imaging, maxResult: int(5*cfg.Imaging.MaxOutputPixels + 1<<20), killGrace: cfg.KillGrace,
 	}
 }
@@ -190,6 +193,11 @@ func (w *worker) dispatch(f *imagerpc.Frame) error {
 				c.err = coffer.Errorf(coffer.EINTERNAL, "image worker sent a result larger than %d bytes", w.maxResult)
 			}
 			c.data = append(c.data, b.Chunk.GetData()...)
+		}
+	case *imagerpc.Frame_Pong:
+		select {
+		case w.pongs <- f.Id:
+		default: // a late answer to a ping that timed out
 		}
 	case *imagerpc.Frame_Response:
 		if c != nil {
