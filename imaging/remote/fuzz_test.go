@@ -21,6 +21,8 @@ func FuzzReadFrame(f *testing.F) {
 		{Id: 7, Body: &imagerpc.Frame_Request{Request: &imagerpc.Request{Transform: opts.Canonical(), SizeHint: 9}}},
 		{Id: 7, Body: &imagerpc.Frame_Chunk{Chunk: &imagerpc.Chunk{Data: []byte("abc"), Last: true}}},
 		{Id: 7, Body: &imagerpc.Frame_Response{Response: &imagerpc.Response{Error: &imagerpc.Error{Code: "invalid", Message: "m"}}}},
+		{Id: 9, Body: &imagerpc.Frame_Ping{Ping: &imagerpc.Ping{}}},
+		{Id: 9, Body: &imagerpc.Frame_Pong{Pong: &imagerpc.Pong{}}},
 	} {
 		var b bytes.Buffer
 		if err := (&frameWriter{w: &b}).WriteFrame(fr); err != nil {
