@@ -51,6 +51,15 @@ type Config struct {
 	ImageTimeout     time.Duration
 	ImageUserWorkers int
 	ImageUserQueue   int
+
+	// ImageWorkersRemote lists coffer-imager workers on the network
+	// (remote.ParseAddrs); empty: a child process. The secret and TLS files reach them.
+	ImageWorkersRemote  string
+	ImageWorkersSecret  string
+	ImageWorkersTLSCA   string
+	ImageWorkersTLSCert string
+	ImageWorkersTLSKey  string
+
 	VariantCacheSize int64
 	VariantsPerFile  int
 	H2C              bool

@@ -30,6 +30,9 @@ func newImages(c *Config, log *slog.Logger) (imaging.Engine, error) {
 	if c.ImageWorkerIdle < 0 {
 		return nil, fmt.Errorf("--image-worker-idle must not be negative")
 	}
+	if c.ImageWorkersRemote != "" {
+		return newRemoteImages(c, icfg, log)
+	}
 	path, err := findImager(c.ImageWorker)
 	if err == nil {
 		rcfg := remote.DefaultConfig(path)
@@ -83,10 +86,16 @@ func formats(e imaging.Engine) string {
 	return strings.Join(out, ",")
 }
 
-// workerStarts returns the worker start counter of e, nil if e has no worker.
+// workerStarts returns the worker start counter of e, nil if e has no child worker.
 func workerStarts(e imaging.Engine) func() int64 {
 	if r, ok := e.(*remote.Engine); ok {
 		return r.Starts
 	}
 	return nil
+}
+
+// imagesOn reports whether e transforms (it is not the 501 engine).
+func imagesOn(e imaging.Engine) bool {
+	_, off := e.(*imaging.Disabled)
+	return !off
 }

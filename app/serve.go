@@ -97,7 +97,7 @@ func (s *Main) newMetrics() *metrics.Metrics {
 	pool := s.images.Pool()
 	m.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: s.st.content, Variants: s.st.variants,
 		Blobs: s.st.blobs, Bus: s.bus, Webhooks: &s.webhooks.Stats, Images: func() (int, int) { return pool.Queued(), pool.Busy() },
-		ImageWorkerStarts: workerStarts(s.images)})
+		ImageWorkerStarts: workerStarts(s.images), ImageRemoteWorkers: remoteWorkerStats(s.images)})
 	return m
 }
 

@@ -63,12 +63,16 @@ func (s *Main) blobDesc() string {
 
 // imagesDesc says whether transformations are on and under which limits.
 func (s *Main) imagesDesc() string {
-	if workerStarts(s.images) == nil {
+	if !imagesOn(s.images) {
 		return "off (transformations answer 501)"
 	}
 	users := imaging.Config{Workers: s.cfg.ImageWorkers, UserWorkers: s.cfg.ImageUserWorkers}.PerUserWorkers()
-	return fmt.Sprintf("on, %d at once (%d per user), %d queued at most (%d per user), cost budget %d, timeout %v",
-		s.cfg.ImageWorkers, users, s.cfg.ImageQueue, s.cfg.ImageUserQueue, s.cfg.ImageMaxCost, s.cfg.ImageTimeout)
+	where := "a child process"
+	if s.cfg.ImageWorkersRemote != "" {
+		where = "remote workers " + s.cfg.ImageWorkersRemote
+	}
+	return fmt.Sprintf("on (%s), %d at once (%d per user), %d queued at most (%d per user), cost budget %d, timeout %v",
+		where, s.cfg.ImageWorkers, users, s.cfg.ImageQueue, s.cfg.ImageUserQueue, s.cfg.ImageMaxCost, s.cfg.ImageTimeout)
 }
 
 // metricsDesc says where /metrics is served and to whom: on the API port, admins

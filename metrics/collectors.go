@@ -63,3 +63,24 @@ func Caches(caches ...CacheStats) prometheus.Collector {
 		}
 	}}
 }
+
+var (
+	imageWorkerUp         = prometheus.NewDesc("coffer_image_remote_worker_up", "1 while the remote image worker is connected.", []string{"worker"}, nil)
+	imageWorkerInFlight   = prometheus.NewDesc("coffer_image_remote_worker_in_flight", "Transformations sent to the remote image worker and not answered yet.", []string{"worker"}, nil)
+	imageWorkerTransforms = prometheus.NewDesc("coffer_image_remote_worker_transforms_total", "Transformations the remote image worker answered.", []string{"worker"}, nil)
+	imageWorkerFailures   = prometheus.NewDesc("coffer_image_remote_worker_failures_total", "Failed connection attempts to the remote image worker and connections to it that broke.", []string{"worker"}, nil)
+)
+
+// ImageWorkers emits each remote image worker's state, labelled with its configured
+// address.
+func ImageWorkers(fn func() []ImageWorker) prometheus.Collector {
+	descs := []*prometheus.Desc{imageWorkerUp, imageWorkerInFlight, imageWorkerTransforms, imageWorkerFailures}
+	return &funcCollector{descs: descs, collect: func(ch chan<- prometheus.Metric) {
+		for _, w := range fn() {
+			ch <- prometheus.MustNewConstMetric(imageWorkerUp, prometheus.GaugeValue, b2f(w.Up), w.Addr)
+			ch <- prometheus.MustNewConstMetric(imageWorkerInFlight, prometheus.GaugeValue, float64(w.InFlight), w.Addr)
+			ch <- prometheus.MustNewConstMetric(imageWorkerTransforms, prometheus.CounterValue, float64(w.Transforms), w.Addr)
+			ch <- prometheus.MustNewConstMetric(imageWorkerFailures, prometheus.CounterValue, float64(w.Failures), w.Addr)
+		}
+	}}
+}

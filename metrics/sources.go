@@ -20,6 +20,17 @@ type Sources struct {
 	Images func() (queued, busy int)
 	// ImageWorkerStarts counts image worker processes started (nil: no worker).
 	ImageWorkerStarts func() int64
+	// ImageRemoteWorkers reports the remote image workers (nil: none configured).
+	ImageRemoteWorkers func() []ImageWorker
+}
+
+// ImageWorker is one remote image worker's state at scrape time.
+type ImageWorker struct {
+	Addr       string // as configured: a bounded label
+	Up         bool
+	InFlight   int64
+	Transforms int64 // transformations it answered
+	Failures   int64 // failed connection attempts and broken connections
 }
 
 // Watch registers collectors that read src at scrape time.
@@ -69,6 +80,9 @@ func (m *Metrics) Watch(src Sources) {
 	if src.ImageWorkerStarts != nil {
 		m.Register(Counter("coffer_image_worker_starts_total", "coffer-imager processes started: the first transform starts one, each further start replaced one that died or was stopped when idle.",
 			func() float64 { return float64(src.ImageWorkerStarts()) }))
+	}
+	if src.ImageRemoteWorkers != nil {
+		m.Register(ImageWorkers(src.ImageRemoteWorkers))
 	}
 }
 

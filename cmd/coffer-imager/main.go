@@ -4,8 +4,14 @@
 // server itself never links libvips: the ~100 shared libraries libvips pulls in, and
 // any crash in a C image decoder, stay in this process. Logs go to stderr as JSON.
 //
-// It is not meant to be run by hand; its flags are the limits of imaging.Config,
-// which the server passes from its own --image-* flags.
+// As a child, it is not meant to be run by hand; its flags are the limits of
+// imaging.Config, which the server passes from its own --image-* flags.
+//
+// With --listen ADDR it is a network service instead (imaging/remote.ServeListener):
+// servers started with --image-workers-remote connect to it, prove the shared
+// secret (--secret or COFFER_IMAGER_SECRET) and/or a TLS client certificate, and
+// send transformations over the same frames. Its limits are then its own flags; it
+// stops on SIGINT or SIGTERM.
 package main
 
 import (
@@ -23,14 +29,16 @@ import (
 )
 
 func main() {
-	// Ctrl-C in a terminal and systemd's stop reach the whole process group; the
-	// server drains its requests first and then closes our stdin, which ends us.
-	signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
 	log := slog.New(slog.NewJSONHandler(os.Stderr, nil)).With("process", "coffer-imager", "pid", os.Getpid())
 	cfg, err := parseFlags(os.Args[1:])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "coffer-imager:", err)
 		os.Exit(2)
+	}
+	if cfg.net.listen == "" {
+		// Ctrl-C in a terminal and systemd's stop reach the whole process group; the
+		// server drains its requests first and then closes our stdin, which ends us.
+		signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
 	}
 	if err := run(cfg, log); err != nil {
 		log.Error("coffer-imager stopped", "err", err)
@@ -38,8 +46,14 @@ func main() {
 	}
 }
 
-// parseFlags reads the limits the server passes.
-func parseFlags(args []string) (imaging.Config, error) {
+// config is what the flags say: the limits, and how to listen if at all.
+type config struct {
+	imaging imaging.Config
+	net     netFlags
+}
+
+// parseFlags reads the limits the server passes, and the network flags.
+func parseFlags(args []string) (config, error) {
 	cfg := imaging.DefaultConfig()
 	fs := flag.NewFlagSet("coffer-imager", flag.ContinueOnError)
 	fs.IntVar(&cfg.Workers, "workers", cfg.Workers, "transformations running at once")
@@ -49,23 +63,28 @@ func parseFlags(args []string) (imaging.Config, error) {
 	fs.IntVar(&cfg.MaxFrames, "max-frames", cfg.MaxFrames, "most frames a source may have")
 	fs.Int64Var(&cfg.MaxCost, "max-cost", cfg.MaxCost, "cost budget of one transformation (imaging.Cost)")
 	fs.DurationVar(&cfg.Timeout, "timeout", cfg.Timeout, "wall-clock limit of one transformation; beyond it its computation is killed")
+	nf := addNetFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return cfg, err
+		return config{imaging: cfg}, err
 	}
 	if fs.NArg() > 0 {
-		return cfg, fmt.Errorf("unexpected arguments %q", fs.Args())
+		return config{imaging: cfg}, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	// The server's pool bounds the transforms it sends; requests it has given up on
 	// may still run here, so the queue only has to be long enough never to refuse.
 	// The per-user caps are the server's: here every request comes from it.
 	cfg.Queue, cfg.UserWorkers, cfg.UserQueue = 1024, cfg.Workers, 0
-	return cfg, cfg.Validate()
+	if err := cfg.Validate(); err != nil {
+		return config{imaging: cfg}, err
+	}
+	return config{imaging: cfg, net: *nf}, nf.validate()
 }
 
 // run starts libvips (refusing to say Hello if it cannot write JPEG, i.e. did not
-// start) and serves the server until it closes stdin.
-func run(cfg imaging.Config, log *slog.Logger) error {
-	e, err := vips.New(cfg)
+// start) and serves the server until it closes stdin, or with --listen, servers
+// on the network until a signal.
+func run(cfg config, log *slog.Logger) error {
+	e, err := vips.New(cfg.imaging)
 	if err != nil {
 		return err
 	}
@@ -77,7 +96,10 @@ func run(cfg imaging.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	return remote.Serve(os.Stdin, out, e, cfg.MaxSourceBytes, log)
+	if cfg.net.listen != "" {
+		return listen(cfg, e, log)
+	}
+	return remote.Serve(os.Stdin, out, e, cfg.imaging.MaxSourceBytes, log)
 }
 
 // privateStdout moves the protocol off file descriptor 1: it returns a new

@@ -21,10 +21,11 @@ func TestParseFlags(t *testing.T) {
 	}
 	want := imaging.Config{Workers: 3, Queue: 1024, MaxSourceBytes: 1000, MaxSourcePixels: 2000, MaxOutputPixels: 3000, MaxFrames: 4,
 		MaxCost: 5000, Timeout: 1500 * time.Millisecond, UserWorkers: 3}
-	if cfg != want {
-		t.Errorf("cfg = %+v, want %+v", cfg, want)
+	if cfg.imaging != want {
+		t.Errorf("cfg = %+v, want %+v", cfg.imaging, want)
 	}
-	for _, args := range [][]string{{"--workers", "0"}, {"--bogus"}, {"extra"}} {
+	for _, args := range [][]string{{"--workers", "0"}, {"--bogus"}, {"extra"}, {"--insecure"}, {"--listen", ":1", "--tls-cert", "c"},
+		{"--listen", ":1", "--tls-client-ca", "ca"}, {"--listen", ":1", "--max-conns", "0"}} {
 		if _, err := parseFlags(args); err == nil {
 			t.Errorf("%q accepted", args)
 		}
@@ -40,7 +41,7 @@ func TestParseFlagsFromServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Queue, c.UserWorkers, c.UserQueue = 1024, 5, 0
-	if cfg != c {
+	if cfg.imaging != c || cfg.net.listen != "" {
 		t.Errorf("cfg = %+v, want %+v", cfg, c)
 	}
 }

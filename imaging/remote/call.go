@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -19,6 +20,10 @@ var chunkBufs = sync.Pool{New: func() any { return new([ChunkSize]byte) }}
 // errWrite marks a failed write to the child: its stdin is gone, so it exited or
 // is exiting, and the call learns why from readLoop.
 var errWrite = errors.New("imagerpc: writing to the image worker failed")
+
+// errNotSent marks the failure of a request that never reached the worker (it was
+// gone already): its source is unread, so another worker may take it.
+var errNotSent = errors.New("the request did not reach the image worker")
 
 // transform runs one request on the child: it sends the options (as their canonical
 // string, so o must be valid: Engine.Transform validates it), streams src, then
@@ -47,7 +52,7 @@ func (w *worker) transform(ctx context.Context, src io.Reader, o imaging.Options
 	case <-c.done:
 		res, err = c.result()
 		if crash := (*imaging.CrashError)(nil); gone && errors.As(err, &crash) {
-			err = died(crash.Err) // it died before it saw this image: not a crash of it
+			err = died(fmt.Errorf("%w: %w", errNotSent, crash.Err)) // it died before it saw this image: not a crash of it
 		}
 		return res, c.resp != nil, err
 	case <-ctx.Done():
@@ -61,7 +66,7 @@ func (w *worker) register() (uint64, *call, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.broken || w.calls == nil {
-		return 0, nil, died(cmp.Or(w.err, errWorkerDied)) // w.err is set once the child is reaped
+		return 0, nil, died(fmt.Errorf("%w: %w", errNotSent, cmp.Or(w.err, errWorkerDied))) // w.err is set once the child is reaped
 	}
 	w.nextID++
 	c := &call{done: make(chan struct{})}
@@ -107,8 +112,8 @@ func (w *worker) killIfPending(id uint64) {
 	_, pending := w.calls[id]
 	w.mu.Unlock()
 	if pending {
-		w.log.Error("image worker did not stop a cancelled transformation; killing it", "pid", w.cmd.Process.Pid, "grace", w.killGrace.String())
-		w.cmd.Process.Kill()
+		w.log.Error("image worker did not stop a cancelled transformation; killing it", "worker", w.peer.String(), "grace", w.killGrace.String())
+		w.peer.kill()
 	}
 }
 

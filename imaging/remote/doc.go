@@ -17,6 +17,21 @@
 // The worker side is Serve, which coffer-imager runs over its stdin and stdout with
 // the libvips engine.
 //
+// Over the network (coffer-imager --listen, coffer serve --image-workers-remote) the
+// same frames run on one TCP or TLS connection per server and worker, after a
+// handshake in which both prove the shared secret (handshake.go). The worker side is
+// ServeListener: per connection the same serve loop, with a cap on connections and
+// on requests held over all of them (ListenConfig.MaxRequests: beyond it a request is
+// answered EUNAVAILABLE before its source is held), and a drain on shutdown. The
+// server side is Cluster, another imaging.Engine: one worker type (worker) talks to a
+// peer that is either the child or a connection, and Cluster keeps a connection to
+// each address, sends each transform to the one with the fewest in flight, pings
+// connected workers (Ping/Pong frames, offered by Hello.ping), reconnects with backoff, and reports WorkerState for metrics and the management
+// API. Backpressure: the worker's serve loop never blocks on a source (it holds at
+// most MaxSourceBytes each, bounded by MaxRequests), results are written with
+// blocking writes, so a slow reader on either side stalls the writer through TCP
+// flow control rather than growing a buffer.
+//
 // The wire: length-prefixed protobuf frames (imagerpc/imagerpc.proto; a 4-byte
 // big-endian length, at most MaxFrame, then an imagerpc.Frame). Requests carry an id
 // and run concurrently in the one child. A request names its transform by the

@@ -189,7 +189,7 @@ func (e *Engine) worker() (*worker, error) {
 	e.w = w
 	e.users++
 	e.starts.Add(1)
-	e.log.Info("image worker started", "pid", w.cmd.Process.Pid, "workers", e.cfg.Imaging.Workers)
+	e.log.Info("image worker started", "worker", w.peer.String(), "workers", e.cfg.Imaging.Workers)
 	return w, nil
 }
 
@@ -253,7 +253,7 @@ func (e *Engine) stopIdle() {
 	e.stopping.Add(1)
 	e.mu.Unlock()
 	defer e.stopping.Done()
-	e.log.Info("image worker idle; stopping it until the next transformation", "pid", w.cmd.Process.Pid, "idle", e.cfg.IdleTimeout.String())
+	e.log.Info("image worker idle; stopping it until the next transformation", "worker", w.peer.String(), "idle", e.cfg.IdleTimeout.String())
 	w.stop(e.cfg.StartTimeout)
 }
 

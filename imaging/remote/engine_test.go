@@ -350,7 +350,7 @@ func TestGoneWorkerIsNotAnAnswer(t *testing.T) {
 		}
 		e.mu.Lock()
 		e.failures, e.notBefore = 5, time.Now().Add(time.Hour) // a crash loop in progress
-		e.w.stdin.Close()                                      // the child reads EOF and exits
+		e.w.peer.closeWrite()                                  // the child reads EOF and exits
 		e.mu.Unlock()
 		_, err := e.Transform(context.Background(), strings.NewReader("ok"), opts)
 		e.mu.Lock()

@@ -21,6 +21,8 @@ func FuzzReadFrame(f *testing.F) {
 		{Id: 7, Body: &imagerpc.Frame_Request{Request: &imagerpc.Request{Transform: opts.Canonical(), SizeHint: 9}}},
 		{Id: 7, Body: &imagerpc.Frame_Chunk{Chunk: &imagerpc.Chunk{Data: []byte("abc"), Last: true}}},
 		{Id: 7, Body: &imagerpc.Frame_Response{Response: &imagerpc.Response{Error: &imagerpc.Error{Code: "invalid", Message: "m"}}}},
+		{Id: 9, Body: &imagerpc.Frame_Ping{Ping: &imagerpc.Ping{}}},
+		{Id: 9, Body: &imagerpc.Frame_Pong{Pong: &imagerpc.Pong{}}},
 	} {
 		var b bytes.Buffer
 		if err := (&frameWriter{w: &b}).WriteFrame(fr); err != nil {
@@ -80,6 +82,26 @@ func FuzzServeTransform(f *testing.F) {
 		o := e.got
 		if resp.GetError() != nil || o.Validate() != nil || o.Normalize() != o || o.Canonical() != s {
 			t.Fatalf("%q reached the engine as %+v (canonical %q, valid: %v); response %v", s, o, o.Canonical(), o.Validate(), resp)
+		}
+	})
+}
+
+// FuzzParseAddrs feeds arbitrary --image-workers-remote values: they must never panic,
+// and every accepted address must print back to itself.
+func FuzzParseAddrs(f *testing.F) {
+	for _, s := range []string{"127.0.0.1:9100", "http://127.0.0.1:9100,https://[::1]:9101/", "tls://imager.internal:1", "h:1,h:1", "ftp://x:1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		addrs, err := ParseAddrs(s)
+		if err != nil {
+			return
+		}
+		for _, a := range addrs {
+			again, err := ParseAddrs(a.String())
+			if err != nil || len(again) != 1 || again[0].Host != a.Host || again[0].Port != a.Port {
+				t.Fatalf("%q: %v does not parse back: %v %v", s, a, again, err)
+			}
 		}
 	})
 }

@@ -42,7 +42,7 @@ func expensiveJob(t *testing.T, c *Config) ([]byte, imaging.Options) {
 func (e *Engine) childPid() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return e.w.cmd.Process.Pid
+	return e.w.peer.(*child).cmd.Process.Pid
 }
 
 // awaitBusyChild waits until the child has used at least d of CPU.

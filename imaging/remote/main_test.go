@@ -64,6 +64,9 @@ func runFakeWorker(args []string) int {
 	}
 	e := &fakeEngine{cfg: cfg, pool: imaging.NewPool(cfg.Workers, 1024)}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if os.Getenv(fakeListenEnv) != "" {
+		return listenFake(e, log)
+	}
 	if err := Serve(os.Stdin, os.Stdout, e, cfg.MaxSourceBytes, log); err != nil {
 		fmt.Fprintln(os.Stderr, "fake worker:", err)
 		return 1
@@ -191,5 +194,5 @@ func (e *Engine) workerPID() int {
 	if e.w == nil {
 		return 0
 	}
-	return e.w.cmd.Process.Pid
+	return e.w.peer.(*child).cmd.Process.Pid
 }

@@ -29,7 +29,8 @@ func TestPipesAreEnlarged(t *testing.T) {
 	if _, err := e.Transform(context.Background(), strings.NewReader("x"), opts); err != nil {
 		t.Fatal(err)
 	}
-	in, out := e.w.stdin.(*os.File), e.w.stdout.(*os.File)
+	c := e.w.peer.(*child)
+	in, out := c.stdin.(*os.File), c.stdout.(*os.File)
 	if a, b := pipeSizeOf(t, in), pipeSizeOf(t, out); a != pipeSize || b != pipeSize {
 		t.Errorf("pipe sizes %d and %d, want %d", a, b, pipeSize)
 	}

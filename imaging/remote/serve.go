@@ -6,7 +6,9 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
+	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/imaging/remote/imagerpc"
 )
@@ -21,8 +23,16 @@ var errCancelled = errors.New("imagerpc: request cancelled by the server")
 // closed the pipe or exited), after the requests still running have answered, or
 // at the first malformed frame or failed write.
 func Serve(in io.Reader, out io.Writer, e imaging.Engine, maxSource int64, log *slog.Logger) error {
+	return serve(in, out, e, maxSource, nil, log)
+}
+
+// serve is Serve with admit, the places for requests this worker holds at once
+// across all its connections (nil: unbounded): a request that finds none, or comes
+// while the worker drains, is answered with errWorkerBusy at once, before its
+// source is held.
+func serve(in io.Reader, out io.Writer, e imaging.Engine, maxSource int64, admit *admission, log *slog.Logger) error {
 	s := &server{
-		engine: e, limit: maxSource + 1, log: log,
+		engine: e, limit: maxSource + 1, log: log, admit: admit,
 		w: &frameWriter{w: out}, reqs: make(map[uint64]*request),
 	}
 	if err := s.w.WriteFrame(s.hello()); err != nil {
@@ -42,6 +52,7 @@ type server struct {
 	engine  imaging.Engine
 	limit   int64
 	log     *slog.Logger
+	admit   *admission // see serve
 	w       *frameWriter
 	running sync.WaitGroup
 
@@ -57,7 +68,7 @@ type request struct {
 
 // hello lists the output formats e writes.
 func (s *server) hello() *imagerpc.Frame {
-	h := &imagerpc.Hello{Protocol: protocol}
+	h := &imagerpc.Hello{Protocol: protocol, Ping: true}
 	for _, f := range []imaging.Format{imaging.JPEG, imaging.PNG, imaging.WebP, imaging.AVIF} {
 		if s.engine.Supports(f) {
 			h.Formats = append(h.Formats, string(f))
@@ -80,6 +91,10 @@ func (s *server) loop(fr *frameReader) error {
 			if r := s.lookup(f.Id); r != nil {
 				r.src.push(b.Chunk.GetData(), b.Chunk.GetLast())
 			}
+		case *imagerpc.Frame_Ping:
+			if err := s.w.WriteFrame(&imagerpc.Frame{Id: f.Id, Body: &imagerpc.Frame_Pong{Pong: &imagerpc.Pong{}}}); err != nil {
+				return err
+			}
 		case *imagerpc.Frame_Cancel:
 			if r := s.lookup(f.Id); r != nil {
 				r.cancel()
@@ -97,8 +112,17 @@ func (s *server) lookup(id uint64) *request {
 	return s.reqs[id]
 }
 
-// start registers request id and runs it; a duplicate id is answered with an error.
+// errWorkerBusy answers a request beyond the worker's MaxRequests.
+var errWorkerBusy = &coffer.Error{Code: coffer.EUNAVAILABLE, Message: "the image worker is busy; retry later"}
+
+// start registers request id and runs it; a duplicate id is answered with an error,
+// a request beyond admit's places with errWorkerBusy (its chunks are then dropped:
+// their id is unknown).
 func (s *server) start(id uint64, req *imagerpc.Request) {
+	if s.admit != nil && !s.admit.enter() {
+		s.refuse(id, errWorkerBusy)
+		return
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &request{src: newSource(s.limit, req.GetSizeHint()), cancel: cancel}
 	s.mu.Lock()
@@ -109,6 +133,7 @@ func (s *server) start(id uint64, req *imagerpc.Request) {
 	s.mu.Unlock()
 	if dup {
 		cancel()
+		s.release()
 		s.log.Error("duplicate request id", "id", id)
 		return
 	}
@@ -127,6 +152,22 @@ func (s *server) finish(id uint64) {
 	delete(s.reqs, id)
 	s.mu.Unlock()
 	r.cancel()
+	s.release()
+}
+
+// release frees the admission place of a request that ends.
+func (s *server) release() {
+	if s.admit != nil {
+		s.admit.leave()
+	}
+}
+
+// refuse answers request id with err without running it.
+func (s *server) refuse(id uint64, err error) {
+	s.log.Warn("request refused", "id", id, "err", err)
+	if werr := s.w.WriteFrame(&imagerpc.Frame{Id: id, Body: &imagerpc.Frame_Response{Response: &imagerpc.Response{Error: errorToProto(err)}}}); werr != nil {
+		s.log.Error("writing to the server failed", "id", id, "err", werr)
+	}
 }
 
 // run transforms one source as transform (Request.transform) says and writes the
@@ -166,6 +207,30 @@ func (s *server) sendResult(id uint64, res *imaging.Result) error {
 	resp := &imagerpc.Response{Format: string(res.Format), Width: int32(res.Width), Height: int32(res.Height), Steps: stepsToProto(res.Steps)}
 	return s.w.WriteFrame(&imagerpc.Frame{Id: id, Body: &imagerpc.Frame_Response{Response: resp}})
 }
+
+// admission bounds the requests a listening worker holds, over all connections.
+type admission struct {
+	places   chan struct{} // one token per request held
+	draining atomic.Bool   // set on shutdown: no new requests
+}
+
+func newAdmission(n int) *admission { return &admission{places: make(chan struct{}, n)} }
+
+// enter takes a place, unless none is free or the worker drains.
+func (a *admission) enter() bool {
+	if a.draining.Load() {
+		return false
+	}
+	select {
+	case a.places <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (a *admission) leave()    { <-a.places }
+func (a *admission) held() int { return len(a.places) }
 
 // abortAll ends the sources of every running request: the server is gone.
 func (s *server) abortAll() {

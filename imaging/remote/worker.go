@@ -17,23 +17,58 @@ import (
 	"github.com/coffer/coffer/imaging/remote/imagerpc"
 )
 
-// worker is one running child process and the requests in flight on it.
+// worker is one running child process, or one connection to a coffer-imager
+// listening on the network, and the requests in flight on it.
 type worker struct {
-	cmd       *exec.Cmd
-	stdin     io.Closer // closing it asks the child to finish and exit
-	stdout    io.Closer
+	peer      peer
 	fw        *frameWriter
 	log       *slog.Logger
 	limits    imaging.Config
 	maxResult int
 	killGrace time.Duration // see Config.KillGrace
 
-	mu     sync.Mutex
-	calls  map[uint64]*call
-	nextID uint64
-	broken bool          // the child's stdout ended: no new requests
-	err    error         // why it ended (with the exit status)
-	exited chan struct{} // closed once the child is reaped and every call failed
+	mu       sync.Mutex
+	calls    map[uint64]*call
+	nextID   uint64
+	pings    bool          // the worker answers Ping (Hello.ping)
+	pongs    chan uint64   // ids of the Pongs received, for ping
+	lastPing uint64        // id of the latest Ping sent
+	broken   bool          // the child's stdout (the connection) ended: no new requests
+	err      error         // why it ended (with the exit status)
+	exited   chan struct{} // closed once the child is reaped and every call failed
+}
+
+// peer is the other end of a worker: a child process over pipes (child) or a
+// connection to a listening coffer-imager (conn.go).
+type peer interface {
+	// closeWrite says no more requests: the peer finishes those it has, answers
+	// them and ends its stream (the child exits; the listener closes its side).
+	closeWrite()
+	// kill ends the peer at once: it kills the child or closes the connection.
+	kill()
+	// wait, once the peer's stream ended, reaps the child or closes the connection
+	// and returns why it ended (nil for a clean exit).
+	wait() error
+	// String names the peer in logs: "pid 123" or the worker's address.
+	String() string
+}
+
+// child is a coffer-imager child process, talked to over its stdin and stdout.
+type child struct {
+	cmd           *exec.Cmd
+	stdin, stdout io.Closer
+}
+
+func (c *child) closeWrite()    { c.stdin.Close() }
+func (c *child) kill()          { c.cmd.Process.Kill() }
+func (c *child) String() string { return "pid " + strconv.Itoa(c.cmd.Process.Pid) }
+
+// wait reaps the child and closes the pipes.
+func (c *child) wait() error {
+	c.stdin.Close()
+	err := c.cmd.Wait()
+	c.stdout.Close()
+	return err
 }
 
 // call is one request waiting for its result. A call stays registered until the
@@ -65,21 +100,23 @@ func startWorker(cfg Config, log *slog.Logger) (*worker, *imagerpc.Hello, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	w := &worker{
-		cmd: cmd, stdin: p.stdin, stdout: p.stdout, fw: &frameWriter{w: p.stdin}, log: log, calls: make(map[uint64]*call),
-		exited: make(chan struct{}), limits: cfg.Imaging, maxResult: int(5*cfg.Imaging.MaxOutputPixels + 1<<20), killGrace: cfg.KillGrace,
-	}
+	w := newWorker(&child{cmd: cmd, stdin: p.stdin, stdout: p.stdout}, p.stdin, cfg, log)
 	fr := &frameReader{r: p.stdout}
 	hello, err := w.awaitHello(fr, cfg.StartTimeout)
 	if err != nil {
-		cmd.Process.Kill()
-		err = fmt.Errorf("%s: %w (%v)", cfg.Path, err, cmd.Wait())
-		p.stdin.Close()
-		p.stdout.Close()
-		return nil, nil, err
+		w.peer.kill()
+		return nil, nil, fmt.Errorf("%s: %w (%v)", cfg.Path, err, w.peer.wait())
 	}
 	go w.readLoop(fr)
 	return w, hello, nil
+}
+
+// newWorker returns a worker on p that writes its frames to out, with cfg's limits.
+func newWorker(p peer, out io.Writer, cfg Config, log *slog.Logger) *worker {
+	return &worker{
+		peer: p, fw: &frameWriter{w: out}, log: log, calls: make(map[uint64]*call), pongs: make(chan uint64, 1),
+		exited: make(chan struct{}), limits: cfg.Imaging, maxResult: int(5*cfg.Imaging.MaxOutputPixels + 1<<20), killGrace: cfg.KillGrace,
+	}
 }
 
 // WorkerArgs returns the command-line flags that pass c's limits to coffer-imager.
@@ -106,9 +143,9 @@ func (w *worker) awaitHello(fr *frameReader, timeout time.Duration) (*imagerpc.H
 			return nil, fmt.Errorf("no hello from the image worker: %w", err)
 		}
 	case <-time.After(timeout):
-		w.cmd.Process.Kill()
+		w.peer.kill()
 		<-errc
-		return nil, fmt.Errorf("image worker did not start within %v", timeout)
+		return nil, fmt.Errorf("image worker did not say hello within %v", timeout)
 	}
 	h := f.GetHello()
 	if h == nil || h.GetProtocol() != protocol {
@@ -131,13 +168,10 @@ func (w *worker) readLoop(fr *frameReader) {
 	w.broken = true
 	w.mu.Unlock()
 	if !errors.Is(err, io.EOF) { // a protocol error: the child is alive but useless
-		w.log.Error("image worker broke the protocol; killing it", "err", err)
-		w.cmd.Process.Kill()
+		w.log.Error("image worker broke the protocol; killing it", "worker", w.peer.String(), "err", err)
+		w.peer.kill()
 	}
-	w.stdin.Close()
-	waitErr := w.cmd.Wait()
-	w.stdout.Close()
-	w.fail(fmt.Errorf("%w: %s", errWorkerDied, exitString(waitErr)))
+	w.fail(fmt.Errorf("%w: %s", errWorkerDied, exitString(w.peer.wait())))
 }
 
 func exitString(err error) string {
@@ -159,6 +193,11 @@ func (w *worker) dispatch(f *imagerpc.Frame) error {
 				c.err = coffer.Errorf(coffer.EINTERNAL, "image worker sent a result larger than %d bytes", w.maxResult)
 			}
 			c.data = append(c.data, b.Chunk.GetData()...)
+		}
+	case *imagerpc.Frame_Pong:
+		select {
+		case w.pongs <- f.Id:
+		default: // a late answer to a ping that timed out
 		}
 	case *imagerpc.Frame_Response:
 		if c != nil {
@@ -223,12 +262,12 @@ func (w *worker) dead() bool {
 // stop closes the child's stdin, which makes it finish and exit, and kills it if it
 // has not exited within timeout. It returns once the child is reaped.
 func (w *worker) stop(timeout time.Duration) {
-	w.stdin.Close()
+	w.peer.closeWrite()
 	select {
 	case <-w.exited:
 	case <-time.After(timeout):
-		w.log.Warn("image worker did not exit; killing it", "pid", w.cmd.Process.Pid)
-		w.cmd.Process.Kill()
+		w.log.Warn("image worker did not exit; killing it", "worker", w.peer.String())
+		w.peer.kill()
 		<-w.exited
 	}
 }

@@ -10,6 +10,8 @@
 //   server → worker  Frame{id, cancel}                  (optional) the server gave up
 //   worker → server  Frame{id, chunk} ...               the result, in order
 //   worker → server  Frame{id, response}                the end: error or result metadata
+//   server → worker  Frame{id, ping}                    (any time, if Hello.ping) are you there?
+//   worker → server  Frame{id, pong}                    yes: answered by the frame reader at once
 // Requests run concurrently and their frames interleave; id tells them apart. Fields
 // are never renumbered (the two sides may come from different builds of one release);
 // a change that an older peer would misread bumps Hello.protocol, and the server
@@ -48,6 +50,8 @@ type Frame struct {
 	//	*Frame_Chunk
 	//	*Frame_Cancel
 	//	*Frame_Response
+	//	*Frame_Ping
+	//	*Frame_Pong
 	Body          isFrame_Body `protobuf_oneof:"body"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -142,6 +146,24 @@ func (x *Frame) GetResponse() *Response {
 	return nil
 }
 
+func (x *Frame) GetPing() *Ping {
+	if x != nil {
+		if x, ok := x.Body.(*Frame_Ping); ok {
+			return x.Ping
+		}
+	}
+	return nil
+}
+
+func (x *Frame) GetPong() *Pong {
+	if x != nil {
+		if x, ok := x.Body.(*Frame_Pong); ok {
+			return x.Pong
+		}
+	}
+	return nil
+}
+
 type isFrame_Body interface {
 	isFrame_Body()
 }
@@ -166,6 +188,14 @@ type Frame_Response struct {
 	Response *Response `protobuf:"bytes,6,opt,name=response,proto3,oneof"`
 }
 
+type Frame_Ping struct {
+	Ping *Ping `protobuf:"bytes,7,opt,name=ping,proto3,oneof"`
+}
+
+type Frame_Pong struct {
+	Pong *Pong `protobuf:"bytes,8,opt,name=pong,proto3,oneof"`
+}
+
 func (*Frame_Hello) isFrame_Body() {}
 
 func (*Frame_Request) isFrame_Body() {}
@@ -176,11 +206,18 @@ func (*Frame_Cancel) isFrame_Body() {}
 
 func (*Frame_Response) isFrame_Body() {}
 
+func (*Frame_Ping) isFrame_Body() {}
+
+func (*Frame_Pong) isFrame_Body() {}
+
 // Hello is the worker's first frame: it is ready and writes these output formats.
 type Hello struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Protocol      uint32                 `protobuf:"varint,1,opt,name=protocol,proto3" json:"protocol,omitempty"` // protocol version, 2 (1 sent the transform as an Options message)
-	Formats       []string               `protobuf:"bytes,2,rep,name=formats,proto3" json:"formats,omitempty"`    // imaging.Format values: "jpeg", "png", "webp", "avif"
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Protocol uint32                 `protobuf:"varint,1,opt,name=protocol,proto3" json:"protocol,omitempty"` // protocol version, 2 (1 sent the transform as an Options message)
+	Formats  []string               `protobuf:"bytes,2,rep,name=formats,proto3" json:"formats,omitempty"`    // imaging.Format values: "jpeg", "png", "webp", "avif"
+	// ping says the worker answers Ping frames with Pong (an older worker would take a
+	// Ping for a protocol error and hang up: the server pings only workers that say so).
+	Ping          bool `protobuf:"varint,3,opt,name=ping,proto3" json:"ping,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -229,6 +266,88 @@ func (x *Hello) GetFormats() []string {
 	return nil
 }
 
+func (x *Hello) GetPing() bool {
+	if x != nil {
+		return x.Ping
+	}
+	return false
+}
+
+// Ping asks the worker to answer with a Pong of the same id (ids of pings are the
+// server's, apart from request ids): a health check of a connected worker.
+type Ping struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Ping) Reset() {
+	*x = Ping{}
+	mi := &file_imagerpc_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Ping) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Ping) ProtoMessage() {}
+
+func (x *Ping) ProtoReflect() protoreflect.Message {
+	mi := &file_imagerpc_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Ping.ProtoReflect.Descriptor instead.
+func (*Ping) Descriptor() ([]byte, []int) {
+	return file_imagerpc_proto_rawDescGZIP(), []int{2}
+}
+
+// Pong answers a Ping.
+type Pong struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Pong) Reset() {
+	*x = Pong{}
+	mi := &file_imagerpc_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Pong) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Pong) ProtoMessage() {}
+
+func (x *Pong) ProtoReflect() protoreflect.Message {
+	mi := &file_imagerpc_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Pong.ProtoReflect.Descriptor instead.
+func (*Pong) Descriptor() ([]byte, []int) {
+	return file_imagerpc_proto_rawDescGZIP(), []int{3}
+}
+
 // Request starts a transform.
 type Request struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -244,7 +363,7 @@ type Request struct {
 
 func (x *Request) Reset() {
 	*x = Request{}
-	mi := &file_imagerpc_proto_msgTypes[2]
+	mi := &file_imagerpc_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -256,7 +375,7 @@ func (x *Request) String() string {
 func (*Request) ProtoMessage() {}
 
 func (x *Request) ProtoReflect() protoreflect.Message {
-	mi := &file_imagerpc_proto_msgTypes[2]
+	mi := &file_imagerpc_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -269,7 +388,7 @@ func (x *Request) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Request.ProtoReflect.Descriptor instead.
 func (*Request) Descriptor() ([]byte, []int) {
-	return file_imagerpc_proto_rawDescGZIP(), []int{2}
+	return file_imagerpc_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Request) GetSizeHint() int64 {
@@ -297,7 +416,7 @@ type Chunk struct {
 
 func (x *Chunk) Reset() {
 	*x = Chunk{}
-	mi := &file_imagerpc_proto_msgTypes[3]
+	mi := &file_imagerpc_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -309,7 +428,7 @@ func (x *Chunk) String() string {
 func (*Chunk) ProtoMessage() {}
 
 func (x *Chunk) ProtoReflect() protoreflect.Message {
-	mi := &file_imagerpc_proto_msgTypes[3]
+	mi := &file_imagerpc_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -322,7 +441,7 @@ func (x *Chunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
 func (*Chunk) Descriptor() ([]byte, []int) {
-	return file_imagerpc_proto_rawDescGZIP(), []int{3}
+	return file_imagerpc_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *Chunk) GetData() []byte {
@@ -348,7 +467,7 @@ type Cancel struct {
 
 func (x *Cancel) Reset() {
 	*x = Cancel{}
-	mi := &file_imagerpc_proto_msgTypes[4]
+	mi := &file_imagerpc_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -360,7 +479,7 @@ func (x *Cancel) String() string {
 func (*Cancel) ProtoMessage() {}
 
 func (x *Cancel) ProtoReflect() protoreflect.Message {
-	mi := &file_imagerpc_proto_msgTypes[4]
+	mi := &file_imagerpc_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -373,7 +492,7 @@ func (x *Cancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Cancel.ProtoReflect.Descriptor instead.
 func (*Cancel) Descriptor() ([]byte, []int) {
-	return file_imagerpc_proto_rawDescGZIP(), []int{4}
+	return file_imagerpc_proto_rawDescGZIP(), []int{6}
 }
 
 // Response ends a request: either error is set, or the result chunks sent before it
@@ -391,7 +510,7 @@ type Response struct {
 
 func (x *Response) Reset() {
 	*x = Response{}
-	mi := &file_imagerpc_proto_msgTypes[5]
+	mi := &file_imagerpc_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -403,7 +522,7 @@ func (x *Response) String() string {
 func (*Response) ProtoMessage() {}
 
 func (x *Response) ProtoReflect() protoreflect.Message {
-	mi := &file_imagerpc_proto_msgTypes[5]
+	mi := &file_imagerpc_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -416,7 +535,7 @@ func (x *Response) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Response.ProtoReflect.Descriptor instead.
 func (*Response) Descriptor() ([]byte, []int) {
-	return file_imagerpc_proto_rawDescGZIP(), []int{5}
+	return file_imagerpc_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Response) GetError() *Error {
@@ -467,7 +586,7 @@ type Error struct {
 
 func (x *Error) Reset() {
 	*x = Error{}
-	mi := &file_imagerpc_proto_msgTypes[6]
+	mi := &file_imagerpc_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -479,7 +598,7 @@ func (x *Error) String() string {
 func (*Error) ProtoMessage() {}
 
 func (x *Error) ProtoReflect() protoreflect.Message {
-	mi := &file_imagerpc_proto_msgTypes[6]
+	mi := &file_imagerpc_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -492,7 +611,7 @@ func (x *Error) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Error.ProtoReflect.Descriptor instead.
 func (*Error) Descriptor() ([]byte, []int) {
-	return file_imagerpc_proto_rawDescGZIP(), []int{6}
+	return file_imagerpc_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Error) GetCode() string {
@@ -527,7 +646,7 @@ type Step struct {
 
 func (x *Step) Reset() {
 	*x = Step{}
-	mi := &file_imagerpc_proto_msgTypes[7]
+	mi := &file_imagerpc_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -539,7 +658,7 @@ func (x *Step) String() string {
 func (*Step) ProtoMessage() {}
 
 func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_imagerpc_proto_msgTypes[7]
+	mi := &file_imagerpc_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -552,7 +671,7 @@ func (x *Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Step.ProtoReflect.Descriptor instead.
 func (*Step) Descriptor() ([]byte, []int) {
-	return file_imagerpc_proto_rawDescGZIP(), []int{7}
+	return file_imagerpc_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Step) GetName() string {
@@ -573,18 +692,23 @@ var File_imagerpc_proto protoreflect.FileDescriptor
 
 const file_imagerpc_proto_rawDesc = "" +
 	"\n" +
-	"\x0eimagerpc.proto\x12\x12coffer.imagerpc.v1\"\xb0\x02\n" +
+	"\x0eimagerpc.proto\x12\x12coffer.imagerpc.v1\"\x90\x03\n" +
 	"\x05Frame\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x04R\x02id\x121\n" +
 	"\x05hello\x18\x02 \x01(\v2\x19.coffer.imagerpc.v1.HelloH\x00R\x05hello\x127\n" +
 	"\arequest\x18\x03 \x01(\v2\x1b.coffer.imagerpc.v1.RequestH\x00R\arequest\x121\n" +
 	"\x05chunk\x18\x04 \x01(\v2\x19.coffer.imagerpc.v1.ChunkH\x00R\x05chunk\x124\n" +
 	"\x06cancel\x18\x05 \x01(\v2\x1a.coffer.imagerpc.v1.CancelH\x00R\x06cancel\x12:\n" +
-	"\bresponse\x18\x06 \x01(\v2\x1c.coffer.imagerpc.v1.ResponseH\x00R\bresponseB\x06\n" +
-	"\x04body\"=\n" +
+	"\bresponse\x18\x06 \x01(\v2\x1c.coffer.imagerpc.v1.ResponseH\x00R\bresponse\x12.\n" +
+	"\x04ping\x18\a \x01(\v2\x18.coffer.imagerpc.v1.PingH\x00R\x04ping\x12.\n" +
+	"\x04pong\x18\b \x01(\v2\x18.coffer.imagerpc.v1.PongH\x00R\x04pongB\x06\n" +
+	"\x04body\"Q\n" +
 	"\x05Hello\x12\x1a\n" +
 	"\bprotocol\x18\x01 \x01(\rR\bprotocol\x12\x18\n" +
-	"\aformats\x18\x02 \x03(\tR\aformats\"S\n" +
+	"\aformats\x18\x02 \x03(\tR\aformats\x12\x12\n" +
+	"\x04ping\x18\x03 \x01(\bR\x04ping\"\x06\n" +
+	"\x04Ping\"\x06\n" +
+	"\x04Pong\"S\n" +
 	"\aRequest\x12\x1b\n" +
 	"\tsize_hint\x18\x02 \x01(\x03R\bsizeHint\x12\x1c\n" +
 	"\ttransform\x18\x03 \x01(\tR\ttransformJ\x04\b\x01\x10\x02R\aoptions\"/\n" +
@@ -618,30 +742,34 @@ func file_imagerpc_proto_rawDescGZIP() []byte {
 	return file_imagerpc_proto_rawDescData
 }
 
-var file_imagerpc_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_imagerpc_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_imagerpc_proto_goTypes = []any{
 	(*Frame)(nil),    // 0: coffer.imagerpc.v1.Frame
 	(*Hello)(nil),    // 1: coffer.imagerpc.v1.Hello
-	(*Request)(nil),  // 2: coffer.imagerpc.v1.Request
-	(*Chunk)(nil),    // 3: coffer.imagerpc.v1.Chunk
-	(*Cancel)(nil),   // 4: coffer.imagerpc.v1.Cancel
-	(*Response)(nil), // 5: coffer.imagerpc.v1.Response
-	(*Error)(nil),    // 6: coffer.imagerpc.v1.Error
-	(*Step)(nil),     // 7: coffer.imagerpc.v1.Step
+	(*Ping)(nil),     // 2: coffer.imagerpc.v1.Ping
+	(*Pong)(nil),     // 3: coffer.imagerpc.v1.Pong
+	(*Request)(nil),  // 4: coffer.imagerpc.v1.Request
+	(*Chunk)(nil),    // 5: coffer.imagerpc.v1.Chunk
+	(*Cancel)(nil),   // 6: coffer.imagerpc.v1.Cancel
+	(*Response)(nil), // 7: coffer.imagerpc.v1.Response
+	(*Error)(nil),    // 8: coffer.imagerpc.v1.Error
+	(*Step)(nil),     // 9: coffer.imagerpc.v1.Step
 }
 var file_imagerpc_proto_depIdxs = []int32{
 	1, // 0: coffer.imagerpc.v1.Frame.hello:type_name -> coffer.imagerpc.v1.Hello
-	2, // 1: coffer.imagerpc.v1.Frame.request:type_name -> coffer.imagerpc.v1.Request
-	3, // 2: coffer.imagerpc.v1.Frame.chunk:type_name -> coffer.imagerpc.v1.Chunk
-	4, // 3: coffer.imagerpc.v1.Frame.cancel:type_name -> coffer.imagerpc.v1.Cancel
-	5, // 4: coffer.imagerpc.v1.Frame.response:type_name -> coffer.imagerpc.v1.Response
-	6, // 5: coffer.imagerpc.v1.Response.error:type_name -> coffer.imagerpc.v1.Error
-	7, // 6: coffer.imagerpc.v1.Response.steps:type_name -> coffer.imagerpc.v1.Step
-	7, // [7:7] is the sub-list for method output_type
-	7, // [7:7] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	4, // 1: coffer.imagerpc.v1.Frame.request:type_name -> coffer.imagerpc.v1.Request
+	5, // 2: coffer.imagerpc.v1.Frame.chunk:type_name -> coffer.imagerpc.v1.Chunk
+	6, // 3: coffer.imagerpc.v1.Frame.cancel:type_name -> coffer.imagerpc.v1.Cancel
+	7, // 4: coffer.imagerpc.v1.Frame.response:type_name -> coffer.imagerpc.v1.Response
+	2, // 5: coffer.imagerpc.v1.Frame.ping:type_name -> coffer.imagerpc.v1.Ping
+	3, // 6: coffer.imagerpc.v1.Frame.pong:type_name -> coffer.imagerpc.v1.Pong
+	8, // 7: coffer.imagerpc.v1.Response.error:type_name -> coffer.imagerpc.v1.Error
+	9, // 8: coffer.imagerpc.v1.Response.steps:type_name -> coffer.imagerpc.v1.Step
+	9, // [9:9] is the sub-list for method output_type
+	9, // [9:9] is the sub-list for method input_type
+	9, // [9:9] is the sub-list for extension type_name
+	9, // [9:9] is the sub-list for extension extendee
+	0, // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_imagerpc_proto_init() }
@@ -655,6 +783,8 @@ func file_imagerpc_proto_init() {
 		(*Frame_Chunk)(nil),
 		(*Frame_Cancel)(nil),
 		(*Frame_Response)(nil),
+		(*Frame_Ping)(nil),
+		(*Frame_Pong)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -662,7 +792,7 @@ func file_imagerpc_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_imagerpc_proto_rawDesc), len(file_imagerpc_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
