@@ -51,5 +51,9 @@ func (n node) ImageWorkers(p *coffer.Principal) (rpcapi.ImageWorkers, error) {
 	if starts := workerStarts(e); starts != nil {
 		w.Starts = starts()
 	}
+	for _, r := range n.s.ImageWorkers() {
+		w.Remote = append(w.Remote, rpcapi.RemoteImageWorker{Addr: r.Addr, Healthy: r.Healthy, InFlight: r.InFlight,
+			Transforms: r.Transforms, Failures: r.Failures, FailuresTotal: r.FailuresTotal, LastError: r.LastError})
+	}
 	return w, nil
 }

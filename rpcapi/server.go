@@ -32,6 +32,12 @@ func (s *server) GetImageWorkers(ctx context.Context, _ *connect.Request[adminv1
 	if err != nil {
 		return nil, s.h.toConnect(ctx, err)
 	}
-	return connect.NewResponse(&adminv1.GetImageWorkersResponse{Enabled: w.Enabled, Workers: int32(w.Workers),
-		Busy: int32(w.Busy), Queued: int32(w.Queued), QueueLimit: int32(w.QueueLimit), WorkerStarts: w.Starts}), nil
+	out := &adminv1.GetImageWorkersResponse{Enabled: w.Enabled, Workers: int32(w.Workers),
+		Busy: int32(w.Busy), Queued: int32(w.Queued), QueueLimit: int32(w.QueueLimit), WorkerStarts: w.Starts}
+	for _, r := range w.Remote {
+		out.RemoteWorkers = append(out.RemoteWorkers, &adminv1.RemoteImageWorker{Addr: r.Addr, Healthy: r.Healthy,
+			InFlight: int32(r.InFlight), Transforms: r.Transforms, Failures: int32(r.Failures),
+			FailuresTotal: r.FailuresTotal, LastError: r.LastError})
+	}
+	return connect.NewResponse(out), nil
 }

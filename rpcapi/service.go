@@ -92,6 +92,16 @@ type ImageWorkers struct {
 	Enabled                           bool
 	Workers, Busy, Queued, QueueLimit int
 	Starts                            int64
+	Remote                            []RemoteImageWorker // with --image-workers-remote
+}
+
+// RemoteImageWorker is one remote image worker's state, as imaging/remote reports it.
+type RemoteImageWorker struct {
+	Addr                      string
+	Healthy                   bool
+	InFlight, Failures        int
+	Transforms, FailuresTotal int64
+	LastError                 string
 }
 
 // Presigner makes the presigned download URL of a file, valid for ttl: the hasura

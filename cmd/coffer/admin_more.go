@@ -265,6 +265,10 @@ func serverRows(v *adminv1.GetVersionResponse, w *adminv1.GetImageWorkersRespons
 	rows := [][]string{{"VERSION", v.GetVersion()},
 		{"IMAGE WORKERS", fmt.Sprintf("enabled=%v workers=%d busy=%d queued=%d queue-limit=%d starts=%d",
 			w.GetEnabled(), w.GetWorkers(), w.GetBusy(), w.GetQueued(), w.GetQueueLimit(), w.GetWorkerStarts())}}
+	for _, r := range w.GetRemoteWorkers() {
+		rows = append(rows, []string{"REMOTE WORKER " + r.GetAddr(), fmt.Sprintf("healthy=%v in-flight=%d transforms=%d failures=%d last-error=%q",
+			r.GetHealthy(), r.GetInFlight(), r.GetTransforms(), r.GetFailuresTotal(), r.GetLastError())})
+	}
 	for _, c := range cs.GetCaches() {
 		rows = append(rows, []string{"CACHE " + c.GetName(), fmt.Sprintf("hits=%d misses=%d evictions=%d", c.GetHits(), c.GetMisses(), c.GetEvictions())})
 	}

@@ -85,6 +85,20 @@ func TestRemoteImageWorkers(t *testing.T) {
 	if kids := p.children(); len(kids) != 0 {
 		t.Errorf("the server started children %v", kids)
 	}
+	var info struct {
+		ImageWorkers struct {
+			RemoteWorkers []struct {
+				Addr       string
+				Healthy    bool
+				Transforms string // int64: a JSON string in protojson
+			}
+		}
+	}
+	p.mustAdmin(&info, "server", "info")
+	if rw := info.ImageWorkers.RemoteWorkers; len(rw) != 2 || rw[0].Addr != w1.addr || !rw[0].Healthy ||
+		rw[0].Transforms != fmt.Sprint(n1) || rw[1].Addr != w2.addr || rw[1].Transforms != fmt.Sprint(n2) {
+		t.Errorf("coffer admin server info: remote workers %+v, want %s (%v) and %s (%v), healthy", rw, w1.addr, n1, w2.addr, n2)
+	}
 	codes = p.transformLoad(f.ID, 4, 60, func() { w1.cmd.Process.Kill() })
 	t.Logf("60 transformations, %s killed after the 10th: statuses %v", w1.addr, codes)
 	if codes[200]+codes[503] != 60 || codes[200] < 30 {

@@ -312,7 +312,10 @@ type GetImageWorkersResponse struct {
 	QueueLimit int32 `protobuf:"varint,5,opt,name=queue_limit,json=queueLimit,proto3" json:"queue_limit,omitempty"`
 	// coffer-imager processes started since the server started (0 when the engine
 	// has no child process).
-	WorkerStarts  int64 `protobuf:"varint,6,opt,name=worker_starts,json=workerStarts,proto3" json:"worker_starts,omitempty"`
+	WorkerStarts int64 `protobuf:"varint,6,opt,name=worker_starts,json=workerStarts,proto3" json:"worker_starts,omitempty"`
+	// With --image-workers-remote: each remote worker, in the configured order
+	// (empty with the local child).
+	RemoteWorkers []*RemoteImageWorker `protobuf:"bytes,7,rep,name=remote_workers,json=remoteWorkers,proto3" json:"remote_workers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -389,6 +392,114 @@ func (x *GetImageWorkersResponse) GetWorkerStarts() int64 {
 	return 0
 }
 
+func (x *GetImageWorkersResponse) GetRemoteWorkers() []*RemoteImageWorker {
+	if x != nil {
+		return x.RemoteWorkers
+	}
+	return nil
+}
+
+// RemoteImageWorker is the state of one coffer-imager --listen this node sends
+// transformations to.
+type RemoteImageWorker struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// host:port as configured.
+	Addr string `protobuf:"bytes,1,opt,name=addr,proto3" json:"addr,omitempty"`
+	// Connected and taking transformations.
+	Healthy bool `protobuf:"varint,2,opt,name=healthy,proto3" json:"healthy,omitempty"`
+	// Transformations sent to it and not answered yet.
+	InFlight int32 `protobuf:"varint,3,opt,name=in_flight,json=inFlight,proto3" json:"in_flight,omitempty"`
+	// Transformations it answered since the server started.
+	Transforms int64 `protobuf:"varint,4,opt,name=transforms,proto3" json:"transforms,omitempty"`
+	// Failed connection attempts and broken connections since it last answered.
+	Failures int32 `protobuf:"varint,5,opt,name=failures,proto3" json:"failures,omitempty"`
+	// Every failed attempt and broken connection since the server started.
+	FailuresTotal int64 `protobuf:"varint,6,opt,name=failures_total,json=failuresTotal,proto3" json:"failures_total,omitempty"`
+	// The latest failure, empty if none.
+	LastError     string `protobuf:"bytes,7,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RemoteImageWorker) Reset() {
+	*x = RemoteImageWorker{}
+	mi := &file_coffer_admin_v1_server_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RemoteImageWorker) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RemoteImageWorker) ProtoMessage() {}
+
+func (x *RemoteImageWorker) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_admin_v1_server_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RemoteImageWorker.ProtoReflect.Descriptor instead.
+func (*RemoteImageWorker) Descriptor() ([]byte, []int) {
+	return file_coffer_admin_v1_server_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *RemoteImageWorker) GetAddr() string {
+	if x != nil {
+		return x.Addr
+	}
+	return ""
+}
+
+func (x *RemoteImageWorker) GetHealthy() bool {
+	if x != nil {
+		return x.Healthy
+	}
+	return false
+}
+
+func (x *RemoteImageWorker) GetInFlight() int32 {
+	if x != nil {
+		return x.InFlight
+	}
+	return 0
+}
+
+func (x *RemoteImageWorker) GetTransforms() int64 {
+	if x != nil {
+		return x.Transforms
+	}
+	return 0
+}
+
+func (x *RemoteImageWorker) GetFailures() int32 {
+	if x != nil {
+		return x.Failures
+	}
+	return 0
+}
+
+func (x *RemoteImageWorker) GetFailuresTotal() int64 {
+	if x != nil {
+		return x.FailuresTotal
+	}
+	return 0
+}
+
+func (x *RemoteImageWorker) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
 var File_coffer_admin_v1_server_proto protoreflect.FileDescriptor
 
 const file_coffer_admin_v1_server_proto_rawDesc = "" +
@@ -406,7 +517,7 @@ const file_coffer_admin_v1_server_proto_rawDesc = "" +
 	"\x04hits\x18\x02 \x01(\x04R\x04hits\x12\x16\n" +
 	"\x06misses\x18\x03 \x01(\x04R\x06misses\x12\x1c\n" +
 	"\tevictions\x18\x04 \x01(\x04R\tevictions\"\x18\n" +
-	"\x16GetImageWorkersRequest\"\xbf\x01\n" +
+	"\x16GetImageWorkersRequest\"\x8a\x02\n" +
 	"\x17GetImageWorkersResponse\x12\x18\n" +
 	"\aenabled\x18\x01 \x01(\bR\aenabled\x12\x18\n" +
 	"\aworkers\x18\x02 \x01(\x05R\aworkers\x12\x12\n" +
@@ -414,7 +525,19 @@ const file_coffer_admin_v1_server_proto_rawDesc = "" +
 	"\x06queued\x18\x04 \x01(\x05R\x06queued\x12\x1f\n" +
 	"\vqueue_limit\x18\x05 \x01(\x05R\n" +
 	"queueLimit\x12#\n" +
-	"\rworker_starts\x18\x06 \x01(\x03R\fworkerStarts2\xbb\x02\n" +
+	"\rworker_starts\x18\x06 \x01(\x03R\fworkerStarts\x12I\n" +
+	"\x0eremote_workers\x18\a \x03(\v2\".coffer.admin.v1.RemoteImageWorkerR\rremoteWorkers\"\xe0\x01\n" +
+	"\x11RemoteImageWorker\x12\x12\n" +
+	"\x04addr\x18\x01 \x01(\tR\x04addr\x12\x18\n" +
+	"\ahealthy\x18\x02 \x01(\bR\ahealthy\x12\x1b\n" +
+	"\tin_flight\x18\x03 \x01(\x05R\binFlight\x12\x1e\n" +
+	"\n" +
+	"transforms\x18\x04 \x01(\x03R\n" +
+	"transforms\x12\x1a\n" +
+	"\bfailures\x18\x05 \x01(\x05R\bfailures\x12%\n" +
+	"\x0efailures_total\x18\x06 \x01(\x03R\rfailuresTotal\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\a \x01(\tR\tlastError2\xbb\x02\n" +
 	"\rServerService\x12Z\n" +
 	"\n" +
 	"GetVersion\x12\".coffer.admin.v1.GetVersionRequest\x1a#.coffer.admin.v1.GetVersionResponse\"\x03\x90\x02\x01\x12c\n" +
@@ -433,7 +556,7 @@ func file_coffer_admin_v1_server_proto_rawDescGZIP() []byte {
 	return file_coffer_admin_v1_server_proto_rawDescData
 }
 
-var file_coffer_admin_v1_server_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_coffer_admin_v1_server_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_coffer_admin_v1_server_proto_goTypes = []any{
 	(*GetVersionRequest)(nil),       // 0: coffer.admin.v1.GetVersionRequest
 	(*GetVersionResponse)(nil),      // 1: coffer.admin.v1.GetVersionResponse
@@ -442,20 +565,22 @@ var file_coffer_admin_v1_server_proto_goTypes = []any{
 	(*CacheStats)(nil),              // 4: coffer.admin.v1.CacheStats
 	(*GetImageWorkersRequest)(nil),  // 5: coffer.admin.v1.GetImageWorkersRequest
 	(*GetImageWorkersResponse)(nil), // 6: coffer.admin.v1.GetImageWorkersResponse
+	(*RemoteImageWorker)(nil),       // 7: coffer.admin.v1.RemoteImageWorker
 }
 var file_coffer_admin_v1_server_proto_depIdxs = []int32{
 	4, // 0: coffer.admin.v1.GetCacheStatsResponse.caches:type_name -> coffer.admin.v1.CacheStats
-	0, // 1: coffer.admin.v1.ServerService.GetVersion:input_type -> coffer.admin.v1.GetVersionRequest
-	2, // 2: coffer.admin.v1.ServerService.GetCacheStats:input_type -> coffer.admin.v1.GetCacheStatsRequest
-	5, // 3: coffer.admin.v1.ServerService.GetImageWorkers:input_type -> coffer.admin.v1.GetImageWorkersRequest
-	1, // 4: coffer.admin.v1.ServerService.GetVersion:output_type -> coffer.admin.v1.GetVersionResponse
-	3, // 5: coffer.admin.v1.ServerService.GetCacheStats:output_type -> coffer.admin.v1.GetCacheStatsResponse
-	6, // 6: coffer.admin.v1.ServerService.GetImageWorkers:output_type -> coffer.admin.v1.GetImageWorkersResponse
-	4, // [4:7] is the sub-list for method output_type
-	1, // [1:4] is the sub-list for method input_type
-	1, // [1:1] is the sub-list for extension type_name
-	1, // [1:1] is the sub-list for extension extendee
-	0, // [0:1] is the sub-list for field type_name
+	7, // 1: coffer.admin.v1.GetImageWorkersResponse.remote_workers:type_name -> coffer.admin.v1.RemoteImageWorker
+	0, // 2: coffer.admin.v1.ServerService.GetVersion:input_type -> coffer.admin.v1.GetVersionRequest
+	2, // 3: coffer.admin.v1.ServerService.GetCacheStats:input_type -> coffer.admin.v1.GetCacheStatsRequest
+	5, // 4: coffer.admin.v1.ServerService.GetImageWorkers:input_type -> coffer.admin.v1.GetImageWorkersRequest
+	1, // 5: coffer.admin.v1.ServerService.GetVersion:output_type -> coffer.admin.v1.GetVersionResponse
+	3, // 6: coffer.admin.v1.ServerService.GetCacheStats:output_type -> coffer.admin.v1.GetCacheStatsResponse
+	6, // 7: coffer.admin.v1.ServerService.GetImageWorkers:output_type -> coffer.admin.v1.GetImageWorkersResponse
+	5, // [5:8] is the sub-list for method output_type
+	2, // [2:5] is the sub-list for method input_type
+	2, // [2:2] is the sub-list for extension type_name
+	2, // [2:2] is the sub-list for extension extendee
+	0, // [0:2] is the sub-list for field type_name
 }
 
 func init() { file_coffer_admin_v1_server_proto_init() }
@@ -469,7 +594,7 @@ func file_coffer_admin_v1_server_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_admin_v1_server_proto_rawDesc), len(file_coffer_admin_v1_server_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
