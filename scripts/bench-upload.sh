@@ -23,7 +23,7 @@
 #   scripts/bench-upload.sh [COFFER_BIN ...]
 # Env: ROUNDS (5), SIZE_MB (1024), DUR (10s, each small-upload run), DIR (a directory on
 # the disk under test; default a new one under /tmp), SMALL_ROUNDS (2), SKIP_LARGE=1,
-# SKIP_SMALL=1, KEEP (1). Prints the load average with each section.
+# SKIP_SMALL=1, SKIP_SQLITE=1 (PostgreSQL only), KEEP (1). Prints the load average with each section.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-5} size_mb=${SIZE_MB:-1024} dur=${DUR:-10s} small_rounds=${SMALL_ROUNDS:-2} keep=${KEEP:-1}
@@ -253,7 +253,7 @@ PY
 if [ "${SKIP_SMALL:-}" != 1 ]; then
   wrk_lua
   disk_floor
-  small sqlite
+  [ "${SKIP_SQLITE:-}" = 1 ] || small sqlite
   pg=${COFFER_TEST_DATABASE_URL:-${COFFER_TEST_PG_URL:-}}
   if [ -n "$pg" ]; then small postgres "$pg"; fi
 fi
