@@ -91,7 +91,7 @@ func New(cfg Config, svc Service, node Node, presign Presigner, authn *auth.Auth
 		routes: httpserve.RouteMux{ServeMux: http.NewServeMux()}}
 	opts := connect.WithHandlerOptions(connect.WithInterceptors(authInterceptor{h}),
 		connect.WithReadMaxBytes(cfg.ReadMaxBytes), connect.WithCompressMinBytes(compressMinBytes),
-		connect.WithCodec(strictJSON{}), connect.WithRecover(h.recovered))
+		connect.WithCodec(jsonCodecs[0]), connect.WithCodec(jsonCodecs[1]), connect.WithRecover(h.recovered))
 	srv := &server{h: h}
 	h.handle(adminv1connect.NewBucketServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewFileServiceHandler(srv, opts))

@@ -155,7 +155,8 @@ func (e *env) post(t *testing.T, procedure, ctype string, body []byte) (int, str
 	return resp.StatusCode, string(b)
 }
 
-// TestMalformedRequests: malformed protobuf and JSON, an unknown JSON field, a wrong
+// TestMalformedRequests: malformed protobuf and JSON, an unknown JSON field (also
+// under application/json; charset=utf-8, which connect-go names apart), a wrong
 // content type and an oversized message get the right code (never internal), and
 // no bucket is made.
 func TestMalformedRequests(t *testing.T) {
@@ -170,6 +171,7 @@ func TestMalformedRequests(t *testing.T) {
 		{"malformed protobuf", "application/proto", "\xff\xff\xff\xff", 400, `"code":"invalid_argument"`},
 		{"malformed JSON", "application/json", `{"id": "bad"`, 400, `"code":"invalid_argument"`},
 		{"unknown JSON field", "application/json", `{"id": "sneaky", "publc": true}`, 400, `"code":"invalid_argument"`},
+		{"unknown JSON field, charset", "application/json; charset=utf-8", `{"id": "sneaky", "publc": true}`, 400, `"code":"invalid_argument"`},
 		{"wrong type in JSON", "application/json", `{"id": 5}`, 400, `"code":"invalid_argument"`},
 		{"wrong content type", "text/plain", `{"id": "sneaky"}`, 415, ""},
 		{"oversized", "application/json", huge, 429, `"code":"resource_exhausted"`},
