@@ -5,13 +5,15 @@ import (
 
 	"connectrpc.com/connect"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 )
 
 // TestBadInput: the admin's calls with bad arguments, through the generated client,
 // one or more per method that takes any: each gets its code (never INTERNAL), and
-// the file they aim at is unchanged.
+// the file they aim at is unchanged. Both of Sweep's refusals name its field the
+// same way (its JSON name, as every BadRequest detail does).
 func TestBadInput(t *testing.T) {
 	e := newEnv(t)
 	c := e.clients(asAdmin())
@@ -73,6 +75,10 @@ func TestBadInput(t *testing.T) {
 		}},
 	} {
 		wantCode(t, tc.name, tc.call(), tc.code)
+	}
+	for _, d := range []*durationpb.Duration{{Seconds: 1e15}, {Seconds: -1}} { // invalid, then negative
+		_, err := o.Sweep(ctx(), req(&adminv1.SweepRequest{OlderThan: d}))
+		wantField(t, "Sweep older than "+d.String(), err, "olderThan")
 	}
 	got, err := f.GetFile(ctx(), req(&adminv1.GetFileRequest{Id: id}))
 	check(t, "GetFile", err)

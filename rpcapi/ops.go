@@ -60,7 +60,7 @@ func (s *server) Sweep(ctx context.Context, req *connect.Request[adminv1.SweepRe
 	age := 24 * time.Hour
 	if d := req.Msg.GetOlderThan(); d != nil {
 		if err := d.CheckValid(); err != nil {
-			return nil, s.h.toConnect(ctx, coffer.InvalidField("older_than", "older_than is not a valid duration"))
+			return nil, s.h.toConnect(ctx, coffer.InvalidField("olderThan", "olderThan is not a valid duration"))
 		}
 		age = d.AsDuration()
 	}
