@@ -13,10 +13,16 @@ import (
 // a misspelt setting ({"publc": true}) is an error rather than a silent no-op.
 // Binary protobuf keeps its usual rule (unknown fields are skipped: they cannot be
 // told from a newer client's).
-type strictJSON struct{}
+type strictJSON struct{ name string }
 
-// Name is the codec's name in content types: application/json, application/grpc+json.
-func (strictJSON) Name() string { return "json" }
+// jsonCodecs are strictJSON under every name connect-go gives its own JSON codec:
+// each name left out would keep connect-go's lenient codec for its content type
+// (application/json; charset=utf-8 would drop unknown fields).
+var jsonCodecs = []strictJSON{{"json"}, {"json; charset=utf-8"}}
+
+// Name is the codec's name in content types: "json" in application/json and
+// application/grpc+json, "json; charset=utf-8" in application/json; charset=utf-8.
+func (c strictJSON) Name() string { return c.name }
 
 // Marshal encodes a message in the canonical protobuf JSON form.
 func (strictJSON) Marshal(m any) ([]byte, error) {

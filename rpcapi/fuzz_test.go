@@ -5,7 +5,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	contract "github.com/coffer/coffer/proto"
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
+	reflectionv1 "github.com/coffer/coffer/proto/gen/grpc/reflection/v1"
 )
 
 // FuzzRequests decodes untrusted bytes as the face does, as JSON (strictJSON) and as
@@ -22,7 +24,7 @@ func FuzzRequests(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		for _, m := range []proto.Message{&adminv1.CreateBucketRequest{}, &adminv1.CreateWebhookRequest{},
 			&adminv1.ListDeliveriesRequest{}, &adminv1.UpdateFileRequest{}} {
-			if (strictJSON{}).Unmarshal([]byte(in), m) == nil {
+			if jsonCodecs[0].Unmarshal([]byte(in), m) == nil {
 				convert(t, m)
 				roundTrip(t, m)
 			}
@@ -61,12 +63,48 @@ func convert(t *testing.T, m proto.Message) {
 
 // roundTrip checks that strictJSON reads back what it writes of m.
 func roundTrip(t *testing.T, m proto.Message) {
-	b, err := strictJSON{}.Marshal(m)
+	b, err := jsonCodecs[0].Marshal(m)
 	if err != nil {
 		t.Fatalf("marshal %v: %v", m, err)
 	}
 	back := m.ProtoReflect().New().Interface()
-	if err := (strictJSON{}).Unmarshal(b, back); err != nil || !proto.Equal(m, back) {
+	if err := jsonCodecs[0].Unmarshal(b, back); err != nil || !proto.Equal(m, back) {
 		t.Fatalf("round trip of %v through %s: %v, %v", m, b, back, err)
 	}
+}
+
+// FuzzReflection answers untrusted reflection requests (binary protobuf, as gRPC
+// carries them) from the contract's descriptor set: nothing panics, every request
+// gets an answer, and a file is only ever one of the set's.
+func FuzzReflection(f *testing.F) {
+	f.Add([]byte("\x3a\x01*"))                             // list_services
+	f.Add([]byte("\x1a\x1dcoffer/admin/v1/buckets.proto")) // file_by_filename
+	f.Add([]byte("\x22\x1dcoffer.admin.v1.BucketService")) // file_containing_symbol
+	f.Add([]byte("\x2a\x00"))                              // file_containing_extension
+	f.Add([]byte("\x32\x16coffer.admin.v1.Bucket"))        // all_extension_numbers_of_type
+	r := newReflector(contract.Descriptors, services...)
+	idx, err := r.loaded()
+	if err != nil {
+		f.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, file := range idx.files {
+		known[string(file.raw)] = true
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		req := &reflectionv1.ServerReflectionRequest{}
+		if proto.Unmarshal(in, req) != nil {
+			return
+		}
+		res := &reflectionv1.ServerReflectionResponse{}
+		r.answer(req, res, map[string]bool{})
+		if res.MessageResponse == nil {
+			t.Fatalf("no answer to %v", req)
+		}
+		for _, raw := range res.GetFileDescriptorResponse().GetFileDescriptorProto() {
+			if !known[string(raw)] {
+				t.Fatalf("answered a file that is not in the set, for %v", req)
+			}
+		}
+	})
 }

@@ -91,7 +91,8 @@ func New(cfg Config, svc Service, node Node, presign Presigner, authn *auth.Auth
 		routes: httpserve.RouteMux{ServeMux: http.NewServeMux()}}
 	opts := connect.WithHandlerOptions(connect.WithInterceptors(authInterceptor{h}),
 		connect.WithReadMaxBytes(cfg.ReadMaxBytes), connect.WithCompressMinBytes(compressMinBytes),
-		connect.WithCodec(strictJSON{}), connect.WithRecover(h.recovered))
+		connect.WithCodec(jsonCodecs[0]), connect.WithCodec(jsonCodecs[1]), gzipCompression(cfg.ReadMaxBytes),
+		connect.WithRecover(h.recovered))
 	srv := &server{h: h}
 	h.handle(adminv1connect.NewBucketServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewFileServiceHandler(srv, opts))
@@ -131,9 +132,10 @@ type authResult struct {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.frame.ServeHTTP(w, r) }
 
 // authenticated finds who makes r (as the hasura face does:
-// auth.Authenticator.Principal) and serves it with hd; the interceptor answers a
-// failed authentication in the protocol of the call.
+// auth.Authenticator.Principal) and serves it with hd, its body bounded (limits.go);
+// the interceptor answers a failed authentication in the protocol of the call.
 func (h *Handler) authenticated(w http.ResponseWriter, r *http.Request, hd http.Handler) {
+	limitBody(w, r, h.cfg.ReadMaxBytes)
 	p, err := h.authn.Principal(r)
 	if st := httpserve.StateOf(r); st != nil {
 		st.Principal = p

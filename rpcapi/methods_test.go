@@ -151,7 +151,8 @@ func testWebhooks(t *testing.T, c clients) {
 	check(t, "ListWebhooks", err)
 	got, err := c.webhooks.GetWebhook(ctx(), req(&adminv1.GetWebhookRequest{Id: id}))
 	check(t, "GetWebhook", err)
-	if len(list.Msg.GetWebhooks()) != 1 || got.Msg.GetWebhook().GetSecret() != "" || got.Msg.GetWebhook().GetUrl() != "http://hooks.test:9/in" {
+	if len(list.Msg.GetWebhooks()) != 1 || list.Msg.GetWebhooks()[0].GetSecret() != "" || got.Msg.GetWebhook().GetSecret() != "" ||
+		got.Msg.GetWebhook().GetUrl() != "http://hooks.test:9/in" { // the secret is shown once, when made
 		t.Fatalf("listed %v, got %v", list.Msg, got.Msg)
 	}
 	ds, err := c.webhooks.ListDeliveries(ctx(), req(&adminv1.ListDeliveriesRequest{WebhookId: id, State: adminv1.DeliveryState_DELIVERY_STATE_DEAD}))

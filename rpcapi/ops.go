@@ -2,12 +2,12 @@ package rpcapi
 
 import (
 	"context"
-	"time"
 
 	"connectrpc.com/connect"
 
 	"github.com/coffer/coffer"
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
+	"github.com/coffer/coffer/service"
 )
 
 // ListOrphans serves OpsService.ListOrphans.
@@ -55,12 +55,12 @@ func (s *server) ListNotUploaded(ctx context.Context, _ *connect.Request[adminv1
 	return connect.NewResponse(&adminv1.ListNotUploadedResponse{Files: filesPB(fs)}), nil
 }
 
-// Sweep serves OpsService.Sweep; older_than unset is 24 hours, as on /v1.
+// Sweep serves OpsService.Sweep; older_than unset is service.DefaultSweepAge, as on /v1.
 func (s *server) Sweep(ctx context.Context, req *connect.Request[adminv1.SweepRequest]) (*connect.Response[adminv1.SweepResponse], error) {
-	age := 24 * time.Hour
+	age := service.DefaultSweepAge
 	if d := req.Msg.GetOlderThan(); d != nil {
 		if err := d.CheckValid(); err != nil {
-			return nil, s.h.toConnect(ctx, coffer.InvalidField("older_than", "older_than is not a valid duration"))
+			return nil, s.h.toConnect(ctx, coffer.InvalidField("olderThan", "olderThan is not a valid duration"))
 		}
 		age = d.AsDuration()
 	}

@@ -16,8 +16,8 @@ import (
 
 // TestPermissionRefusals: admin calls without credentials are UNAUTHENTICATED, with
 // a user JWT PERMISSION_DENIED, with a wrong admin secret UNAUTHENTICATED; files
-// calls follow the rules for a user JWT (its own file yes, another's NOT_FOUND);
-// GetVersion needs nothing.
+// calls follow the rules for a user JWT (its own file yes, another's NOT_FOUND, a
+// bucket without a read rule PERMISSION_DENIED); GetVersion needs nothing.
 func TestPermissionRefusals(t *testing.T) {
 	e := newEnv(t)
 	admin := e.clients(asAdmin())
@@ -50,6 +50,14 @@ func TestPermissionRefusals(t *testing.T) {
 	wantCode(t, "alice GetFile bob's", err, connect.CodeNotFound)
 	_, err = alice.files.DeleteFile(ctx(), req(&adminv1.DeleteFileRequest{Id: theirs}))
 	wantCode(t, "alice DeleteFile bob's", err, connect.CodeNotFound)
+	_, err = alice.files.UpdateFile(ctx(), req(&adminv1.UpdateFileRequest{Id: theirs, Name: proto.String("stolen.txt")}))
+	wantCode(t, "alice UpdateFile bob's", err, connect.CodeNotFound)
+	_, err = alice.files.PresignFile(ctx(), req(&adminv1.PresignFileRequest{Id: theirs}))
+	wantCode(t, "alice PresignFile bob's", err, connect.CodeNotFound)
+	_, err = alice.files.PresignFile(ctx(), req(&adminv1.PresignFileRequest{Id: mine}))
+	check(t, "alice PresignFile her own", err)
+	_, err = alice.files.ListFiles(ctx(), req(&adminv1.ListFilesRequest{BucketId: "default"}))
+	wantCode(t, "alice ListFiles of a bucket without a rule", err, connect.CodePermissionDenied)
 	list, err := alice.files.ListFiles(ctx(), req(&adminv1.ListFilesRequest{BucketId: "docs"}))
 	check(t, "alice ListFiles", err)
 	if fs := list.Msg.GetFiles(); len(fs) != 1 || fs[0].GetId() != mine {
@@ -59,39 +67,49 @@ func TestPermissionRefusals(t *testing.T) {
 	wantCode(t, "anonymous GetFile (no read rule for its role)", err, connect.CodePermissionDenied)
 }
 
-// adminCalls are one admin-only call of each service, by name.
+// adminCalls are every admin-only method, by name: the refusals come from the
+// service (and app's node), so a method that forgot its check shows up here.
 func adminCalls(c clients) map[string]func() error {
+	b, w, o := c.buckets, c.webhooks, c.ops
 	return map[string]func() error{
-		"ListBuckets": func() error {
-			_, err := c.buckets.ListBuckets(ctx(), req(&adminv1.ListBucketsRequest{}))
-			return err
-		},
-		"CreateBucket": func() error {
-			_, err := c.buckets.CreateBucket(ctx(), req(&adminv1.CreateBucketRequest{Id: "sneaky"}))
-			return err
-		},
+		"ListBuckets":  func() error { return errOf(b.ListBuckets(ctx(), req(&adminv1.ListBucketsRequest{}))) },
+		"GetBucket":    func() error { return errOf(b.GetBucket(ctx(), req(&adminv1.GetBucketRequest{Id: "docs"}))) },
+		"CreateBucket": func() error { return errOf(b.CreateBucket(ctx(), req(&adminv1.CreateBucketRequest{Id: "sneaky"}))) },
+		"UpdateBucket": func() error { return errOf(b.UpdateBucket(ctx(), req(&adminv1.UpdateBucketRequest{Id: "docs"}))) },
+		"DeleteBucket": func() error { return errOf(b.DeleteBucket(ctx(), req(&adminv1.DeleteBucketRequest{Id: "docs"}))) },
+		"GetRules":     func() error { return errOf(c.rules.GetRules(ctx(), req(&adminv1.GetRulesRequest{}))) },
 		"PutRules": func() error {
-			_, err := c.rules.PutRules(ctx(), req(&adminv1.PutRulesRequest{Document: "rules: []"}))
-			return err
+			return errOf(c.rules.PutRules(ctx(), req(&adminv1.PutRulesRequest{Document: "rules: []"})))
 		},
 		"ValidateRules": func() error {
-			_, err := c.rules.ValidateRules(ctx(), req(&adminv1.ValidateRulesRequest{Document: "rules: []"}))
-			return err
+			return errOf(c.rules.ValidateRules(ctx(), req(&adminv1.ValidateRulesRequest{Document: "rules: []"})))
 		},
-		"ListWebhooks": func() error {
-			_, err := c.webhooks.ListWebhooks(ctx(), req(&adminv1.ListWebhooksRequest{}))
-			return err
+		"CreateWebhook": func() error {
+			return errOf(w.CreateWebhook(ctx(), req(&adminv1.CreateWebhookRequest{Url: "http://hooks.test/x"})))
 		},
-		"Sweep": func() error {
-			_, err := c.ops.Sweep(ctx(), req(&adminv1.SweepRequest{}))
-			return err
+		"ListWebhooks":  func() error { return errOf(w.ListWebhooks(ctx(), req(&adminv1.ListWebhooksRequest{}))) },
+		"GetWebhook":    func() error { return errOf(w.GetWebhook(ctx(), req(&adminv1.GetWebhookRequest{Id: "w"}))) },
+		"DeleteWebhook": func() error { return errOf(w.DeleteWebhook(ctx(), req(&adminv1.DeleteWebhookRequest{Id: "w"}))) },
+		"ListDeliveries": func() error {
+			return errOf(w.ListDeliveries(ctx(), req(&adminv1.ListDeliveriesRequest{WebhookId: "w"})))
 		},
-		"GetCacheStats": func() error {
-			_, err := c.server.GetCacheStats(ctx(), req(&adminv1.GetCacheStatsRequest{}))
-			return err
+		"RedeliverDelivery": func() error {
+			return errOf(w.RedeliverDelivery(ctx(), req(&adminv1.RedeliverDeliveryRequest{WebhookId: "w", DeliveryId: 1})))
 		},
+		"ListOrphans":          func() error { return errOf(o.ListOrphans(ctx(), req(&adminv1.ListOrphansRequest{}))) },
+		"DeleteOrphans":        func() error { return errOf(o.DeleteOrphans(ctx(), req(&adminv1.DeleteOrphansRequest{}))) },
+		"ListBrokenMetadata":   func() error { return errOf(o.ListBrokenMetadata(ctx(), req(&adminv1.ListBrokenMetadataRequest{}))) },
+		"DeleteBrokenMetadata": func() error { return errOf(o.DeleteBrokenMetadata(ctx(), req(&adminv1.DeleteBrokenMetadataRequest{}))) },
+		"ListNotUploaded":      func() error { return errOf(o.ListNotUploaded(ctx(), req(&adminv1.ListNotUploadedRequest{}))) },
+		"Sweep":                func() error { return errOf(o.Sweep(ctx(), req(&adminv1.SweepRequest{}))) },
+		"ListVirusRejections":  func() error { return errOf(o.ListVirusRejections(ctx(), req(&adminv1.ListVirusRejectionsRequest{}))) },
+		"GetCacheStats":        func() error { return errOf(c.server.GetCacheStats(ctx(), req(&adminv1.GetCacheStatsRequest{}))) },
+		"GetImageWorkers":      func() error { return errOf(c.server.GetImageWorkers(ctx(), req(&adminv1.GetImageWorkersRequest{}))) },
 	}
 }
+
+// errOf returns a call's error, dropping its response.
+func errOf[T any](_ *connect.Response[T], err error) error { return err }
 
 // TestValidationDetails: a rules document and bucket settings with a mistake are
 // INVALID_ARGUMENT with a BadRequest detail naming the field, and change nothing.
@@ -155,7 +173,8 @@ func (e *env) post(t *testing.T, procedure, ctype string, body []byte) (int, str
 	return resp.StatusCode, string(b)
 }
 
-// TestMalformedRequests: malformed protobuf and JSON, an unknown JSON field, a wrong
+// TestMalformedRequests: malformed protobuf and JSON, an unknown JSON field (also
+// under application/json; charset=utf-8, which connect-go names apart), a wrong
 // content type and an oversized message get the right code (never internal), and
 // no bucket is made.
 func TestMalformedRequests(t *testing.T) {
@@ -170,6 +189,7 @@ func TestMalformedRequests(t *testing.T) {
 		{"malformed protobuf", "application/proto", "\xff\xff\xff\xff", 400, `"code":"invalid_argument"`},
 		{"malformed JSON", "application/json", `{"id": "bad"`, 400, `"code":"invalid_argument"`},
 		{"unknown JSON field", "application/json", `{"id": "sneaky", "publc": true}`, 400, `"code":"invalid_argument"`},
+		{"unknown JSON field, charset", "application/json; charset=utf-8", `{"id": "sneaky", "publc": true}`, 400, `"code":"invalid_argument"`},
 		{"wrong type in JSON", "application/json", `{"id": 5}`, 400, `"code":"invalid_argument"`},
 		{"wrong content type", "text/plain", `{"id": "sneaky"}`, 415, ""},
 		{"oversized", "application/json", huge, 429, `"code":"resource_exhausted"`},

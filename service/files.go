@@ -9,6 +9,7 @@ import (
 	"github.com/coffer/coffer/access"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/internal/timing"
+	"github.com/coffer/coffer/meta"
 )
 
 // GetFile returns a file's metadata and its bucket. ENOTFOUND if the file does not
@@ -181,7 +182,8 @@ func (s *Service) UpdateFile(ctx context.Context, p *coffer.Principal, id string
 	return f, err
 }
 
-// ListFiles lists a bucket's uploaded files in (name, id) order.
+// ListFiles lists a bucket's uploaded files in (name, id) order, a page at a time: at
+// most opt.Limit files, fewer when their names and metadata would pass maxPageBytes.
 func (s *Service) ListFiles(ctx context.Context, p *coffer.Principal, opt coffer.ListOptions) (coffer.Page, error) {
 	b, err := s.meta.GetBucket(ctx, opt.BucketID)
 	if err != nil {
@@ -197,7 +199,32 @@ func (s *Service) ListFiles(ctx context.Context, p *coffer.Principal, opt coffer
 	if opt.Limit < 0 || opt.Limit > 1000 {
 		return coffer.Page{}, coffer.Errorf(coffer.EINVALID, "limit must be between 1 and 1000 (0: the default, 100)")
 	}
-	return s.meta.ListFiles(ctx, opt)
+	page, err := s.meta.ListFiles(ctx, opt)
+	return trimPage(page), err
+}
+
+// maxPageBytes bounds the names and metadata a page of files carries: a file's
+// metadata may be 64 KiB (coffer.MaxMetadataBytes), so a page of 1000 could carry
+// 64 MiB, past what clients take in one message (gRPC's default limit is 4 MiB).
+const maxPageBytes = 2 << 20
+
+// fileBytes is what a file's other fields add to a page, about.
+const fileBytes = 256
+
+// trimPage ends page before the file that would take it past maxPageBytes (it keeps
+// one file at least), with the cursor that resumes after its last file: a page may
+// be shorter than its limit, and the next one goes on from there.
+func trimPage(page coffer.Page) coffer.Page {
+	size := 0
+	for i, f := range page.Files {
+		size += len(f.Name) + len(f.Metadata) + fileBytes
+		if size > maxPageBytes && i > 0 {
+			last := page.Files[i-1]
+			page.Files, page.Next = page.Files[:i], meta.EncodeCursor(last.Name, last.ID)
+			return page
+		}
+	}
+	return page
 }
 
 // Presign checks that p may have a presigned URL of file id and returns the file and

@@ -183,6 +183,10 @@ func (s *Service) ListNotUploaded(ctx context.Context, p *coffer.Principal) ([]*
 	return s.meta.ListNotUploaded(ctx, 1000)
 }
 
+// DefaultSweepAge is the age past which a sweep asked for now treats uploads as
+// abandoned when the caller names none (both faces' default).
+const DefaultSweepAge = 24 * time.Hour
+
 // SweepOlderThan runs the sweeper now for p (admin), treating uploads older than age
 // as abandoned. EINVALID if age is negative.
 func (s *Service) SweepOlderThan(ctx context.Context, p *coffer.Principal, age time.Duration) (SweepReport, error) {

@@ -67,9 +67,9 @@ func (h *Handler) listNotUploaded(w http.ResponseWriter, r *http.Request) {
 }
 
 // sweep runs the sweeper now, treating uploads older than ?olderThan= (a Go duration,
-// default 24h) as abandoned.
+// default service.DefaultSweepAge, 24h) as abandoned.
 func (h *Handler) sweep(w http.ResponseWriter, r *http.Request) {
-	age := 24 * time.Hour
+	age := service.DefaultSweepAge
 	if s := r.URL.Query().Get("olderThan"); s != "" {
 		d, err := time.ParseDuration(s)
 		if err != nil {

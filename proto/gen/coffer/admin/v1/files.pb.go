@@ -120,7 +120,8 @@ type ListFilesRequest struct {
 	BucketId string `protobuf:"bytes,1,opt,name=bucket_id,json=bucketId,proto3" json:"bucket_id,omitempty"`
 	// Only names beginning with this prefix.
 	Prefix string `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"`
-	// Files per page: 1 to 1000; 0 means 100.
+	// Files per page: 1 to 1000; 0 means 100. A page may hold fewer: it stops
+	// before 2 MiB of names and metadata (follow next_page_token).
 	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// From a previous response's next_page_token; "" for the first page.
 	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
