@@ -48,7 +48,7 @@ func newServeCmd() *cobra.Command {
 }
 
 func newMigrateCmd() *cobra.Command {
-	c := &serveConfig{}
+	c := &serveConfig{Config: app.DefaultConfig()} // settings without a flag here keep serve's defaults
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply database migrations and exit (serve also migrates at start)",
