@@ -15,33 +15,30 @@ func (s *Store) BeginUpload(ctx context.Context, blobKey string, f *coffer.File)
 		return coffer.Errorf(coffer.EINVALID, "empty blob key")
 	}
 	now := meta.Now()
-	var row *coffer.File
-	if f != nil {
-		var err error
-		if row, err = meta.PrepareInsert(f, now); err != nil {
+	if f == nil { // one statement: no transaction round trips (BEGIN, COMMIT) around it
+		return s.err(s.insertIntent(ctx, s.db.Write, blobKey, "", now), "begin upload")
+	}
+	row, err := meta.PrepareInsert(f, now)
+	if err != nil {
+		return err
+	}
+	row.BlobKey, row.IsUploaded = blobKey, false
+	err = s.write(ctx, "begin upload", func(tx Querier) error {
+		if err := s.insertFile(ctx, tx, row); err != nil {
 			return err
 		}
-		row.BlobKey, row.IsUploaded = blobKey, false
-	}
-	err := s.write(ctx, "begin upload", func(tx Querier) error {
-		fileID := ""
-		if row != nil {
-			if err := s.insertFile(ctx, tx, row); err != nil {
-				return err
-			}
-			fileID = row.ID
-		}
-		return s.insertIntent(ctx, tx, blobKey, fileID, now)
+		return s.insertIntent(ctx, tx.Exec, blobKey, row.ID, now)
 	})
-	if err == nil && f != nil {
+	if err == nil {
 		*f = *row
 	}
 	return err
 }
 
-// insertIntent records an upload of blobKey: ECONFLICT if one is in progress.
-func (s *Store) insertIntent(ctx context.Context, tx Querier, blobKey, fileID string, now time.Time) error {
-	_, err := tx.Exec(ctx, `INSERT INTO upload_intents (blob_key, file_id, created_at) VALUES (?, ?, ?)`,
+// insertIntent records an upload of blobKey with exec (a transaction's, or the
+// store's own one-statement Write): ECONFLICT if one is in progress.
+func (s *Store) insertIntent(ctx context.Context, exec func(context.Context, string, ...any) (int64, error), blobKey, fileID string, now time.Time) error {
+	_, err := exec(ctx, `INSERT INTO upload_intents (blob_key, file_id, created_at) VALUES (?, ?, ?)`,
 		blobKey, fileID, s.d.Time(now))
 	if s.d.Unique(err) {
 		return coffer.Errorf(coffer.ECONFLICT, "an upload of this blob key is already in progress")
