@@ -12,7 +12,7 @@ const (
 	EUNAUTHORIZED   = "unauthorized"      // 401: missing or bad credentials
 	EFORBIDDEN      = "forbidden"         // 403: credentials fine, action refused
 	ENOTFOUND       = "not_found"         // 404
-	ECONFLICT       = "conflict"          // 409: already exists / still in use
+	ECONFLICT       = "conflict"          // 409: already exists
 	EPRECONDITION   = "precondition"      // 412: If-Match and friends failed
 	ETOOLARGE       = "too_large"         // 413
 	EUNSUPPORTED    = "unsupported_media" // 415: MIME type not allowed
@@ -21,6 +21,8 @@ const (
 	ENOTIMPLEMENTED = "not_implemented"   // 501
 	EUNAVAILABLE    = "unavailable"       // 503: overloaded or shutting down
 	ETOOMANY        = "too_many_requests" // 429: this client has too much work in progress; retry later
+	EINUSE          = "in_use"            // 409: refused while it is in use or protected (a bucket holding files)
+	EABORTED        = "aborted"           // 409: lost a race with a concurrent change; retrying may succeed
 )
 
 // Error is the domain error: a code for machines and a message safe to show to clients.

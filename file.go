@@ -33,7 +33,7 @@ type FileUpdate struct {
 	ETag       *string
 	IsUploaded *bool
 	BlobKey    *string
-	// IfBlobKey, when set, makes the update conditional: ECONFLICT unless the row's
+	// IfBlobKey, when set, makes the update conditional: EABORTED unless the row's
 	// current blob key equals it (guards concurrent replaces).
 	IfBlobKey *string
 }

@@ -36,7 +36,7 @@ type Store interface {
 	ListBuckets(ctx context.Context) ([]*coffer.Bucket, error)
 	// UpdateBucket applies u and bumps UpdatedAt. ENOTFOUND if missing.
 	UpdateBucket(ctx context.Context, id string, u coffer.BucketUpdate) (*coffer.Bucket, error)
-	// DeleteBucket removes an empty bucket. ENOTFOUND if missing, ECONFLICT if it still
+	// DeleteBucket removes an empty bucket. ENOTFOUND if missing, EINUSE if it still
 	// holds files (uploaded or not).
 	DeleteBucket(ctx context.Context, id string) error
 
@@ -46,13 +46,13 @@ type Store interface {
 	BeginUpload(ctx context.Context, blobKey string, f *coffer.File) error
 	// CommitUpload applies u to file id, bumps UpdatedAt and removes the intent for
 	// blobKey, in one transaction, and returns the row as it was before and after.
-	// ENOTFOUND if the file is gone; ECONFLICT if u.IfBlobKey is set and differs, or if
+	// ENOTFOUND if the file is gone; EABORTED if u.IfBlobKey is set and differs, or if
 	// there is no intent for blobKey (the upload was swept as abandoned).
 	CommitUpload(ctx context.Context, id, blobKey string, u coffer.FileUpdate) (before, after *coffer.File, err error)
 	// CreateFiles inserts already-uploaded files (IsUploaded true, BlobKey set) and
 	// removes the intent for each file's BlobKey, all in one transaction: every file
 	// becomes visible or none does. Sets CreatedAt/UpdatedAt. ECONFLICT if an id exists
-	// (or appears twice), ENOTFOUND if a bucket does not exist, ECONFLICT if an intent
+	// (or appears twice), ENOTFOUND if a bucket does not exist, EABORTED if an intent
 	// for a BlobKey is missing (the upload was swept as abandoned).
 	CreateFiles(ctx context.Context, files []*coffer.File) error
 	// AbortUpload removes the intent for blobKey and, if a not-yet-uploaded file row
@@ -66,7 +66,7 @@ type Store interface {
 	// GetFile returns ENOTFOUND if there is no such file (uploaded or not).
 	GetFile(ctx context.Context, id string) (*coffer.File, error)
 	// UpdateFile applies u, bumps UpdatedAt, returns the new row. ENOTFOUND if missing;
-	// ECONFLICT if u.IfBlobKey is set and differs.
+	// EABORTED if u.IfBlobKey is set and differs.
 	UpdateFile(ctx context.Context, id string, u coffer.FileUpdate) (*coffer.File, error)
 	// DeleteFile removes the row and returns it. ENOTFOUND if missing.
 	DeleteFile(ctx context.Context, id string) (*coffer.File, error)
@@ -87,7 +87,7 @@ type Store interface {
 	// create inserts f (IsUploaded true) with f.ID: EINVALID if it is not a UUID,
 	// ECONFLICT if it exists, ENOTFOUND if the bucket does not. A replace keeps the
 	// row's id, CreatedAt and UploadedByUserID, sets the content columns from f and
-	// bumps UpdatedAt; the old blob key is then unreferenced. ECONFLICT if the intent
+	// bumps UpdatedAt; the old blob key is then unreferenced. EABORTED if the intent
 	// for f.BlobKey is missing (the upload was swept as abandoned). Emits
 	// file.created or the events of a replace, as CreateFiles and CommitUpload do.
 	PutFileByName(ctx context.Context, f *coffer.File, p Precondition) (before, after *coffer.File, err error)

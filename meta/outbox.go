@@ -36,7 +36,7 @@ type Outbox interface {
 	// ListDeliveries returns deliveries of q.SubscriptionID, newest first.
 	ListDeliveries(ctx context.Context, q DeliveryQuery) ([]*coffer.Delivery, error)
 	// Redeliver makes delivery id of subscription subID pending again with a fresh
-	// attempt budget, due at now. ENOTFOUND if there is no such delivery, ECONFLICT
+	// attempt budget, due at now. ENOTFOUND if there is no such delivery, EINUSE
 	// while an attempt of it is running (its lease has not ended).
 	Redeliver(ctx context.Context, subID string, id int64, now time.Time) error
 
@@ -164,5 +164,5 @@ func ErrDeliveryNotFound(subID string, id int64) error {
 
 // ErrDeliveryInFlight is the error of redelivering a delivery while it is attempted.
 func ErrDeliveryInFlight(id int64) error {
-	return coffer.Errorf(coffer.ECONFLICT, "delivery %d is being attempted now; redeliver it when the attempt has ended", id)
+	return coffer.Errorf(coffer.EINUSE, "delivery %d is being attempted now; redeliver it when the attempt has ended", id)
 }

@@ -92,11 +92,11 @@ func PrepareInsert(f *coffer.File, now time.Time) (*coffer.File, error) {
 	return &c, nil
 }
 
-// ApplyUpdate returns a copy of f with u applied and UpdatedAt set to now: ECONFLICT if
+// ApplyUpdate returns a copy of f with u applied and UpdatedAt set to now: EABORTED if
 // u.IfBlobKey is set and differs from f.BlobKey, EINVALID for bad metadata.
 func ApplyUpdate(f *coffer.File, u coffer.FileUpdate, now time.Time) (*coffer.File, error) {
 	if u.IfBlobKey != nil && *u.IfBlobKey != f.BlobKey {
-		return nil, coffer.Errorf(coffer.ECONFLICT, "file %s was changed concurrently", f.ID)
+		return nil, coffer.Errorf(coffer.EABORTED, "file %s was changed concurrently", f.ID)
 	}
 	c := *f
 	u.Apply(&c)

@@ -29,6 +29,8 @@ var codeOf = map[string]connect.Code{
 	coffer.ENOTIMPLEMENTED: connect.CodeUnimplemented,
 	coffer.EUNAVAILABLE:    connect.CodeUnavailable,
 	coffer.ETOOMANY:        connect.CodeResourceExhausted,
+	coffer.EINUSE:          connect.CodeFailedPrecondition,
+	coffer.EABORTED:        connect.CodeAborted,
 }
 
 // CodeOf returns the Connect code for err: CodeInternal for an unknown kind.

@@ -55,13 +55,14 @@ func (s *Service) UpdateBucket(ctx context.Context, p *coffer.Principal, id stri
 	return s.meta.UpdateBucket(ctx, id, u)
 }
 
-// DeleteBucket removes an empty bucket (admin); ECONFLICT while it holds files.
+// DeleteBucket removes an empty bucket (admin); EINUSE while it holds files, and for
+// the default bucket.
 func (s *Service) DeleteBucket(ctx context.Context, p *coffer.Principal, id string) error {
 	if _, err := s.GetBucket(ctx, p, id); err != nil {
 		return err
 	}
 	if id == coffer.DefaultBucketID {
-		return coffer.Errorf(coffer.ECONFLICT, "the default bucket cannot be deleted")
+		return coffer.Errorf(coffer.EINUSE, "the default bucket cannot be deleted")
 	}
 	return s.meta.DeleteBucket(coffer.WithActor(ctx, p), id)
 }

@@ -176,8 +176,8 @@ func (s *Service) UpdateFile(ctx context.Context, p *coffer.Principal, id string
 	}
 	u.IfBlobKey = &old.BlobKey
 	f, err := s.meta.UpdateFile(coffer.WithActor(ctx, p), old.ID, u)
-	if coffer.ErrorCode(err) == coffer.ECONFLICT {
-		return nil, coffer.Errorf(coffer.ECONFLICT, "the file was replaced concurrently; retry")
+	if coffer.ErrorCode(err) == coffer.EABORTED {
+		return nil, coffer.Errorf(coffer.EABORTED, "the file was replaced concurrently; retry")
 	}
 	return f, err
 }

@@ -329,8 +329,8 @@ func (u *Upload) commitReplace(ctx context.Context) (*coffer.File, error) {
 	}
 	before, after, err := u.s.meta.CommitUpload(coffer.WithActor(ctx, u.p), u.replaceID, it.blobKey, upd)
 	if err != nil {
-		if coffer.ErrorCode(err) == coffer.ECONFLICT {
-			return nil, coffer.Errorf(coffer.ECONFLICT, "the upload was abandoned before it finished; retry")
+		if coffer.ErrorCode(err) == coffer.EABORTED {
+			return nil, coffer.Errorf(coffer.EABORTED, "the upload was abandoned before it finished; retry")
 		}
 		return nil, err
 	}

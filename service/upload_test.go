@@ -252,7 +252,25 @@ func TestAbandonedUploadIsSwept(t *testing.T) {
 		t.Fatalf("after the sweep: blobs %q, %d intents", k, n)
 	}
 	_, err = up.Commit(ctx)
-	wantCode(t, "commit after the sweep", err, coffer.ECONFLICT)
+	wantCode(t, "commit after the sweep", err, coffer.EABORTED)
+}
+
+// A user's upload swept as abandoned before its commit is told so (EABORTED, 409:
+// retry), not that its file id is taken (ECONFLICT), which a user's refused insert
+// otherwise means.
+func TestAbandonedUserUploadSaysSo(t *testing.T) {
+	ctx := context.Background()
+	svc, _, _ := newService(t, ownerRules)
+	up, err := svc.BeginUpload(ctx, user("u1"), "default")
+	must(t, err)
+	must(t, up.AddContent(ctx, "a.txt", "text/plain", strings.NewReader("abc"), 3))
+	_, err = svc.Sweep(ctx, time.Now().Add(time.Minute))
+	must(t, err)
+	_, err = up.Commit(ctx)
+	wantCode(t, "commit after the sweep", err, coffer.EABORTED)
+	if msg := coffer.ErrorMessage(err); !strings.Contains(msg, "abandoned") {
+		t.Errorf("commit after the sweep: %q, want a message saying the upload was abandoned", msg)
+	}
 }
 
 // failingBody returns some bytes, then the error of a client that went away.

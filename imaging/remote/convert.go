@@ -43,7 +43,7 @@ func knownCode(c string) bool {
 	switch c {
 	case coffer.EINVALID, coffer.EUNAUTHORIZED, coffer.EFORBIDDEN, coffer.ENOTFOUND, coffer.ECONFLICT,
 		coffer.EPRECONDITION, coffer.ETOOLARGE, coffer.EUNSUPPORTED, coffer.ERANGE, coffer.EINTERNAL,
-		coffer.ENOTIMPLEMENTED, coffer.EUNAVAILABLE, coffer.ETOOMANY:
+		coffer.ENOTIMPLEMENTED, coffer.EUNAVAILABLE, coffer.ETOOMANY, coffer.EINUSE, coffer.EABORTED:
 		return true
 	}
 	return false

@@ -94,6 +94,8 @@ var statusOf = map[string]int{
 	coffer.ENOTIMPLEMENTED: http.StatusNotImplemented,
 	coffer.EUNAVAILABLE:    http.StatusServiceUnavailable,
 	coffer.ETOOMANY:        http.StatusTooManyRequests,
+	coffer.EINUSE:          http.StatusConflict,
+	coffer.EABORTED:        http.StatusConflict,
 }
 
 // StatusOf returns the HTTP status for err.

@@ -152,20 +152,20 @@ func testDeleteBucket(t *testing.T, s meta.Store) {
 			mustBucket(t, s, id)
 			f := createNames(t, s, id, "x")[0]
 			return func() { _, err := s.DeleteFile(t.Context(), f.ID); must(t, err) }
-		}, coffer.ECONFLICT},
+		}, coffer.EINUSE},
 		{"not uploaded file", func(t *testing.T, id string) func() {
 			mustBucket(t, s, id)
 			f := newFile(id, "x")
 			must(t, s.BeginUpload(t.Context(), f.BlobKey, f))
 			return func() { must(t, s.AbortUpload(t.Context(), f.BlobKey)) }
-		}, coffer.ECONFLICT},
+		}, coffer.EINUSE},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			id := "del" + string(rune('a'+i))
 			cleanup := tt.setup(t, id)
 			wantCode(t, s.DeleteBucket(t.Context(), id), tt.want)
-			if tt.want == coffer.ECONFLICT {
+			if tt.want == coffer.EINUSE {
 				_, err := s.GetBucket(t.Context(), id)
 				must(t, err)
 				cleanup()

@@ -62,7 +62,7 @@ func testUpdateFileErrors(t *testing.T, s meta.Store) {
 		u        coffer.FileUpdate
 		want     string
 	}{
-		{"IfBlobKey differs", f.ID, coffer.FileUpdate{Name: &name, IfBlobKey: &other}, coffer.ECONFLICT},
+		{"IfBlobKey differs", f.ID, coffer.FileUpdate{Name: &name, IfBlobKey: &other}, coffer.EABORTED},
 		{"missing", coffer.NewFileID(), coffer.FileUpdate{Name: &name}, coffer.ENOTFOUND},
 		{"id not a uuid", "nope", coffer.FileUpdate{Name: &name}, coffer.ENOTFOUND},
 		{"metadata not an object", f.ID, coffer.FileUpdate{Metadata: &bad}, coffer.EINVALID},

@@ -123,7 +123,7 @@ func testNamesPreconditions(t *testing.T, s meta.Store) {
 func testNamesErrors(t *testing.T, s meta.Store) {
 	f := newFile(coffer.DefaultBucketID, "no-intent")
 	_, _, err := s.PutFileByName(t.Context(), f, meta.Precondition{})
-	wantCode(t, err, coffer.ECONFLICT)
+	wantCode(t, err, coffer.EABORTED)
 	_, _, _, err = putNamed(t, s, "missing-bucket", "x", meta.Precondition{})
 	wantCode(t, err, coffer.ENOTFOUND)
 	f = newFile(coffer.DefaultBucketID, "bad-id")

@@ -206,11 +206,11 @@ func testFailedChangeNoEvent(t *testing.T, s meta.Store) {
 	key := newKey()
 	must(t, o.BeginUpload(ctx, key, nil))
 	_, _, err := o.CommitUpload(ctx, f.ID, key, coffer.FileUpdate{BlobKey: &key, IfBlobKey: &wrong})
-	wantCode(t, err, coffer.ECONFLICT)
+	wantCode(t, err, coffer.EABORTED)
 	_, err = o.DeleteFile(ctx, coffer.NewFileID())
 	wantCode(t, err, coffer.ENOTFOUND)
 	wantCode(t, o.CreateBucket(ctx, coffer.NewBucket(coffer.DefaultBucketID)), coffer.ECONFLICT)
-	wantCode(t, o.DeleteBucket(ctx, coffer.DefaultBucketID), coffer.ECONFLICT)
+	wantCode(t, o.DeleteBucket(ctx, coffer.DefaultBucketID), coffer.EINUSE)
 	if cs := claimAll(t, o); len(cs) != 0 {
 		t.Fatalf("failed changes left %d deliveries: %v", len(cs), eventTypes(t, cs))
 	}
@@ -416,7 +416,7 @@ func testRedeliverInFlight(t *testing.T, s meta.Store) {
 	first, err := o.ClaimDeliveries(t.Context(), now, now.Add(time.Minute), 10)
 	must(t, err)
 	id := first[0].Delivery.ID
-	wantCode(t, o.Redeliver(t.Context(), sub.ID, id, now), coffer.ECONFLICT)
+	wantCode(t, o.Redeliver(t.Context(), sub.ID, id, now), coffer.EINUSE)
 	if again, err := o.ClaimDeliveries(t.Context(), now, now.Add(time.Minute), 10); err != nil || len(again) != 0 {
 		t.Fatalf("claimed while its attempt runs: %v %v", again, err)
 	}

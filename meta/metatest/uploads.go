@@ -146,10 +146,10 @@ func testCommitErrors(t *testing.T, s meta.Store) {
 		ifKey    *string
 		want     string
 	}{
-		{"IfBlobKey differs", f.ID, true, &other, coffer.ECONFLICT},
+		{"IfBlobKey differs", f.ID, true, &other, coffer.EABORTED},
 		{"file missing", coffer.NewFileID(), true, nil, coffer.ENOTFOUND},
 		{"id not a uuid", "not-a-uuid", true, nil, coffer.ENOTFOUND},
-		{"intent missing", f.ID, false, &f.BlobKey, coffer.ECONFLICT},
+		{"intent missing", f.ID, false, &f.BlobKey, coffer.EABORTED},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -234,9 +234,9 @@ func raceCommits(t *testing.T, s meta.Store, name string) {
 				t.Fatalf("commits %d and %d both won", winner, i)
 			}
 			winner = i
-		case coffer.ECONFLICT:
+		case coffer.EABORTED:
 		default:
-			t.Errorf("commit %d: %v, want nil or ECONFLICT", i, err)
+			t.Errorf("commit %d: %v, want nil or EABORTED", i, err)
 		}
 	}
 	if winner < 0 {
@@ -294,8 +294,8 @@ func testCreateFilesErrors(t *testing.T, s meta.Store) {
 		{"id exists", func(bad, _ *coffer.File) { bad.ID = existing.ID }, true, coffer.ECONFLICT},
 		{"id twice", func(bad, good *coffer.File) { bad.ID = good.ID }, true, coffer.ECONFLICT},
 		{"bucket missing", func(bad, _ *coffer.File) { bad.BucketID = "nope" }, true, coffer.ENOTFOUND},
-		{"intent missing", func(bad, _ *coffer.File) {}, false, coffer.ECONFLICT},
-		{"same blob key twice", func(bad, good *coffer.File) { bad.BlobKey = good.BlobKey }, false, coffer.ECONFLICT},
+		{"intent missing", func(bad, _ *coffer.File) {}, false, coffer.EABORTED},
+		{"same blob key twice", func(bad, good *coffer.File) { bad.BlobKey = good.BlobKey }, false, coffer.EABORTED},
 		{"id not a uuid", func(bad, _ *coffer.File) { bad.ID = "x" }, true, coffer.EINVALID},
 	}
 	for _, tt := range tests {

@@ -106,7 +106,7 @@ func (s *Store) UpdateBucket(ctx context.Context, id string, u coffer.BucketUpda
 	return b, nil
 }
 
-// DeleteBucket removes an empty bucket. ENOTFOUND if missing, ECONFLICT if it still
+// DeleteBucket removes an empty bucket. ENOTFOUND if missing, EINUSE if it still
 // holds files (uploaded or not), also when a file is inserted concurrently.
 func (s *Store) DeleteBucket(ctx context.Context, id string) error {
 	return s.writeEmit(ctx, "delete bucket", func(tx Querier, emit emitFunc) error {
@@ -116,12 +116,12 @@ func (s *Store) DeleteBucket(ctx context.Context, id string) error {
 			return err
 		}
 		if used {
-			return coffer.Errorf(coffer.ECONFLICT, "bucket %q is not empty", id)
+			return coffer.Errorf(coffer.EINUSE, "bucket %q is not empty", id)
 		}
 		b, err := s.scanBucket(tx.QueryRow(ctx, `DELETE FROM buckets WHERE id = ? RETURNING `+bucketCols, id))
 		switch {
 		case s.d.ForeignKey(err): // a file was inserted since the check
-			return coffer.Errorf(coffer.ECONFLICT, "bucket %q is not empty", id)
+			return coffer.Errorf(coffer.EINUSE, "bucket %q is not empty", id)
 		case IsNoRows(err):
 			return bucketNotFound(id)
 		case err != nil:

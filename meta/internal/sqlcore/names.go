@@ -38,7 +38,7 @@ func (s *Store) PutFileByName(ctx context.Context, f *coffer.File, p meta.Precon
 		}
 	}
 	if errors.Is(err, errNameTaken) {
-		err = coffer.Errorf(coffer.ECONFLICT, "file %q in bucket %q was changed concurrently; retry", f.Name, f.BucketID)
+		err = coffer.Errorf(coffer.EABORTED, "file %q in bucket %q was changed concurrently; retry", f.Name, f.BucketID)
 	}
 	if err != nil {
 		return nil, nil, err

@@ -46,18 +46,18 @@ func (s *Store) insertIntent(ctx context.Context, exec func(context.Context, str
 	return err
 }
 
-// deleteIntent removes the intent for blobKey: ECONFLICT if there is none (the upload
+// deleteIntent removes the intent for blobKey: EABORTED if there is none (the upload
 // was swept as abandoned and its blob may be gone).
 func deleteIntent(ctx context.Context, tx Querier, blobKey string) error {
 	n, err := tx.Exec(ctx, `DELETE FROM upload_intents WHERE blob_key = ?`, blobKey)
 	if err == nil && n == 0 {
-		err = coffer.Errorf(coffer.ECONFLICT, "the upload was abandoned (no upload intent for its blob); retry")
+		err = coffer.Errorf(coffer.EABORTED, "the upload was abandoned (no upload intent for its blob); retry")
 	}
 	return err
 }
 
 // CommitUpload applies u to file id, bumps UpdatedAt and removes the intent for
-// blobKey in one transaction. ENOTFOUND if the file is gone; ECONFLICT if u.IfBlobKey
+// blobKey in one transaction. ENOTFOUND if the file is gone; EABORTED if u.IfBlobKey
 // differs or if the intent is gone. The row is locked (or writers are serialised), so
 // concurrent commits with the same IfBlobKey run one after the other and only the first
 // succeeds.
