@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/internal/httpserve"
 )
 
 // Face is one API on the shared port: a handler and the path prefixes it answers.
@@ -87,10 +88,22 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // Face returns the handler of the face that path belongs to: the one with the
 // longest prefix claiming it, else the fallback.
-func (rt *Router) Face(path string) http.Handler {
+func (rt *Router) Face(path string) http.Handler { return faceOf(rt, path) }
+
+// ServeFast hands a request on the HTTP/1.1 fast path to the face its path belongs
+// to if that face has a fast path (an httpserve.FastHandler); false (declined)
+// otherwise.
+func (rt *Router) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter) bool {
+	fh, ok := faceOf(rt, req.Path).(httpserve.FastHandler)
+	return ok && fh.ServeFast(req, w)
+}
+
+// faceOf is Face for a path as a string or as bytes (without converting them).
+func faceOf[P string | []byte](rt *Router, path P) http.Handler {
 	for i := range rt.routes {
 		rte := &rt.routes[i]
-		if rte.subtree && strings.HasPrefix(path, rte.prefix) || path == rte.prefix {
+		n := len(rte.prefix)
+		if len(path) >= n && string(path[:n]) == rte.prefix && (rte.subtree || len(path) == n) {
 			return rte.face
 		}
 	}

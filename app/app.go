@@ -12,19 +12,23 @@ import (
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/webhook"
 )
 
 // Main is a coffer server: its stores, service, background work and listeners.
 type Main struct {
-	cfg    *Config
-	parts  Parts
-	log    *slog.Logger
-	st     *stores
-	svc    *service.Service
-	http   *http.Server
-	ln     net.Listener
+	cfg   *Config
+	parts Parts
+	log   *slog.Logger
+	st    *stores
+	svc   *service.Service
+	http  *http.Server
+	ln    net.Listener
+	// fast answers plain HTTP/1.1 file GETs on ln and passes other connections to
+	// http; nil without --fast-path.
+	fast   *httpserve.FastServer
 	sweep  context.CancelFunc // stops the sweeper, the rules refresher and the bus
 	bg     sync.WaitGroup     // those three, which Close waits for before the stores close
 	authn  *auth.Authenticator

@@ -63,12 +63,15 @@ type Config struct {
 	VariantCacheSize int64
 	VariantsPerFile  int
 	H2C              bool
-	Webhooks         WebhookConfig
-	Compat           CompatConfig
-	AccessLog        string
-	AccessLogReads   int
-	MetricsListen    string
-	MetricsToken     string
+	// FastPath answers plain HTTP/1.1 GETs and HEADs of files on httpserve's fast
+	// path instead of net/http.
+	FastPath       bool
+	Webhooks       WebhookConfig
+	Compat         CompatConfig
+	AccessLog      string
+	AccessLogReads int
+	MetricsListen  string
+	MetricsToken   string
 	// DebugListen serves net/http/pprof on its own listener; empty = off.
 	DebugListen string
 	ClamAV      ClamAVConfig
@@ -117,7 +120,7 @@ func DefaultConfig() Config {
 		Compat:    CompatConfig{JWTAdminRole: true, ETag: service.ETagMD5},
 		AccessLog: hcfg.AccessLog.Mode, AccessLogReads: hcfg.AccessLog.ReadsPerSecond,
 		ClamAV:  ClamAVConfig{Timeout: clamd.DefaultConfig().Timeout},
-		Version: "dev",
+		Version: "dev", FastPath: true,
 	}
 }
 

@@ -91,6 +91,24 @@ func (s *Main) buildHTTP() error {
 	return nil
 }
 
+// serveAPI serves the API port: through the HTTP/1.1 fast path, which passes what it
+// does not answer to the http.Server, or with --fast-path=false by the http.Server
+// alone. A serving error goes to errc.
+func (s *Main) serveAPI(errc chan<- error) {
+	fh, ok := s.http.Handler.(httpserve.FastHandler)
+	if !s.cfg.FastPath || !ok {
+		go func() { errc <- s.http.Serve(s.ln) }()
+		return
+	}
+	s.fast = httpserve.NewFastServer(s.ln, fh, s.http.IdleTimeout, s.http.ReadHeaderTimeout, s.log)
+	go func() { errc <- s.http.Serve(s.fast.Fallback()) }()
+	go func() {
+		if err := s.fast.Serve(); !errors.Is(err, net.ErrClosed) {
+			errc <- err
+		}
+	}()
+}
+
 // newMetrics returns the metrics registry, watching every component's counters.
 func (s *Main) newMetrics() *metrics.Metrics {
 	m := metrics.New()
@@ -166,8 +184,8 @@ func (s *Main) Run(ctx context.Context) error {
 		s.bg.Go(func() { s.bus.Run(sweepCtx) })
 	}
 	s.webhooksDone = s.runWebhooks(sweepCtx)
-	errc := make(chan error, 3)
-	go func() { errc <- s.http.Serve(s.ln) }()
+	errc := make(chan error, 4)
+	s.serveAPI(errc)
 	if s.metricsHTTP != nil {
 		go func() { errc <- fmt.Errorf("metrics listener: %w", s.metricsHTTP.Serve(s.metricsLn)) }()
 	}
@@ -216,6 +234,11 @@ func (s *Main) shutdown() {
 	}
 	if s.debugHTTP != nil {
 		_ = s.debugHTTP.Close() // a profile in progress is cut short
+	}
+	if s.fast != nil {
+		if err := s.fast.Shutdown(sctx); err != nil {
+			s.log.Warn("shutdown timed out on the fast path; closed its connections", "err", err)
+		}
 	}
 	if err := s.http.Shutdown(sctx); err != nil {
 		s.log.Warn("shutdown timed out; closing remaining connections", "err", err)

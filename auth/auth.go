@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"log/slog"
@@ -104,24 +105,37 @@ const (
 //     ignored, not refused, so clients that always send a token can still make
 //     anonymous (public) reads.
 func (a *Authenticator) Principal(r *http.Request) (*coffer.Principal, error) {
-	if vals, ok := r.Header[HeaderAdminSecret]; ok {
+	return a.PrincipalOf(r.Context(), r.Header)
+}
+
+// PrincipalOf is Principal for a request with header h, made under ctx: for servers
+// that keep no http.Request (the HTTP/1.1 fast path). h needs only the headers that
+// carry credentials (RequestCredential).
+func (a *Authenticator) PrincipalOf(ctx context.Context, h http.Header) (*coffer.Principal, error) {
+	if vals, ok := h[HeaderAdminSecret]; ok {
 		if err := a.checkAdmin(vals); err != nil {
 			return nil, err
 		}
-		return adminPrincipal(r.Header)
+		return adminPrincipal(h)
 	}
 	if a.jwt != nil {
-		token, ok, err := bearerToken(r.Header)
+		token, ok, err := bearerToken(h)
 		if err != nil || !ok {
 			return a.anonymousOr(err)
 		}
-		role, err := roleHeader(r.Header)
+		role, err := roleHeader(h)
 		if err != nil {
 			return nil, err
 		}
-		return a.jwt.principal(r.Context(), token, role)
+		return a.jwt.principal(ctx, token, role)
 	}
 	return a.anon, nil
+}
+
+// RequestCredential reports whether the request header named canonical (in
+// canonical form) is one PrincipalOf reads: Authorization and every X-Hasura-* one.
+func RequestCredential(canonical string) bool {
+	return canonical == HeaderAuthorization || strings.HasPrefix(canonical, "X-Hasura-")
 }
 
 func (a *Authenticator) anonymousOr(err error) (*coffer.Principal, error) {

@@ -27,6 +27,7 @@ var serveDefaults = map[string]string{
 	"database-url":             "",
 	"gc-heap-floor":            "16777216",
 	"h2c":                      "false",
+	"fast-path":                "true",
 	"etag":                     "md5",
 	"hide-forbidden":           "false",
 	"image-max-bytes":          "67108864",

@@ -65,14 +65,24 @@ func NewAccessLog(cfg AccessLogConfig, log *slog.Logger) *AccessLog {
 
 // Request logs a finished request, if the configuration says so.
 func (a *AccessLog) Request(r *http.Request, id string, status int, bytes int64, start time.Time, d time.Duration) {
-	if a.mode == AccessLogOff || (a.mode == AccessLogErrors && status < 400) {
+	a.Line(r.Method, r.URL.Path, id, status, bytes, start, d)
+}
+
+// Wants reports whether the mode logs requests answered with status.
+func (a *AccessLog) Wants(status int) bool {
+	return a.mode != AccessLogOff && (a.mode != AccessLogErrors || status >= 400)
+}
+
+// Line logs a finished request given its method and path, if the configuration says so.
+func (a *AccessLog) Line(method, path, id string, status int, bytes int64, start time.Time, d time.Duration) {
+	if !a.Wants(status) {
 		return
 	}
 	if !a.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
 	var skipped int64
-	if a.perSec > 0 && status < 400 && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+	if a.perSec > 0 && status < 400 && (method == http.MethodGet || method == http.MethodHead) {
 		var ok bool
 		if ok, skipped = a.takeRead(start.Unix()); !ok {
 			return
@@ -81,12 +91,12 @@ func (a *AccessLog) Request(r *http.Request, id string, status int, bytes int64,
 	ms := slog.Float64("duration_ms", float64(d.Microseconds())/1000)
 	if skipped == 0 {
 		a.log.LogAttrs(context.Background(), slog.LevelInfo, "request", slog.String("request_id", id),
-			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
+			slog.String("method", method), slog.String("path", path), slog.Int("status", status),
 			slog.Int64("bytes", bytes), ms)
 		return
 	}
 	a.log.LogAttrs(context.Background(), slog.LevelInfo, "request", slog.String("request_id", id),
-		slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Int("status", status),
+		slog.String("method", method), slog.String("path", path), slog.Int("status", status),
 		slog.Int64("bytes", bytes), ms, slog.Int64("skipped", skipped))
 }
 

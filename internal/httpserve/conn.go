@@ -52,8 +52,38 @@ type Conn struct {
 	held    []byte           // the held write, in buf; nil if none
 	vec     [2][]byte
 	bufs    net.Buffers // over vec: a field, so writev allocates nothing
-	// readDeadline is the read deadline last set, as Unix nanoseconds (0: none).
-	readDeadline atomic.Int64
+	// readDeadline and writeDeadline are the deadlines last set, as Unix nanoseconds
+	// (0: none; -1: unknown).
+	readDeadline, writeDeadline atomic.Int64
+	// pending are bytes the fast path read and did not serve: Read returns them first.
+	pending []byte
+}
+
+// Read reads what the fast path left (pending), then from the connection.
+func (c *Conn) Read(p []byte) (int, error) {
+	if len(c.pending) > 0 {
+		n := copy(p, c.pending)
+		if c.pending = c.pending[n:]; len(c.pending) == 0 {
+			c.pending = nil
+		}
+		return n, nil
+	}
+	return c.TCPConn.Read(p)
+}
+
+// WriteTo writes what the fast path left, then the connection's bytes, to w (the
+// TCPConn's own WriteTo would skip pending).
+func (c *Conn) WriteTo(w io.Writer) (int64, error) {
+	var n int64
+	if len(c.pending) > 0 {
+		m, err := w.Write(c.pending)
+		n, c.pending = int64(m), c.pending[m:]
+		if err != nil {
+			return n, err
+		}
+	}
+	m, err := c.TCPConn.WriteTo(w)
+	return n + m, err
 }
 
 // SetReadDeadline sets the read deadline unless it is already t: net/http sets no
@@ -72,13 +102,30 @@ func (c *Conn) SetReadDeadline(t time.Time) error {
 	return nil
 }
 
-// SetDeadline sets both deadlines, keeping SetReadDeadline's record.
+// SetWriteDeadline sets the write deadline unless it is already t.
+func (c *Conn) SetWriteDeadline(t time.Time) error {
+	ns := deadlineNanos(t)
+	if c.writeDeadline.Load() == ns {
+		return nil
+	}
+	if err := c.TCPConn.SetWriteDeadline(t); err != nil {
+		c.writeDeadline.Store(-1)
+		return err
+	}
+	c.writeDeadline.Store(ns)
+	return nil
+}
+
+// SetDeadline sets both deadlines, keeping SetReadDeadline's and SetWriteDeadline's
+// records.
 func (c *Conn) SetDeadline(t time.Time) error {
 	c.readDeadline.Store(-1)
+	c.writeDeadline.Store(-1)
 	if err := c.TCPConn.SetDeadline(t); err != nil {
 		return err
 	}
 	c.readDeadline.Store(deadlineNanos(t))
+	c.writeDeadline.Store(deadlineNanos(t))
 	return nil
 }
 

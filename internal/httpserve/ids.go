@@ -24,9 +24,13 @@ func NewIDs() *IDs {
 
 // For returns r's id: the client's X-Request-Id when it is short and plain, else a
 // fresh one.
-func (g *IDs) For(r *http.Request) string {
-	if id := r.Header.Get("X-Request-Id"); id != "" && len(id) <= 64 && plainToken(id) {
-		return id
+func (g *IDs) For(r *http.Request) string { return g.Of(r.Header.Get("X-Request-Id")) }
+
+// Of returns the id of a request whose X-Request-Id header is client ("" if none):
+// client when it is short and plain, else a fresh one.
+func (g *IDs) Of(client string) string {
+	if client != "" && len(client) <= 64 && plainToken(client) {
+		return client
 	}
 	return g.next()
 }

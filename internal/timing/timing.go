@@ -77,7 +77,14 @@ func (r *Recorder) Header() string {
 	if r == nil || r.n == 0 {
 		return ""
 	}
-	b := make([]byte, 0, 256) // on the stack: one allocation, for the string
+	return string(r.AppendHeader(make([]byte, 0, 256))) // on the stack: one allocation, for the string
+}
+
+// AppendHeader appends the Server-Timing header value to b (nothing when empty).
+func (r *Recorder) AppendHeader(b []byte) []byte {
+	if r == nil {
+		return b
+	}
 	for i, e := range r.entries[:r.n] {
 		if i > 0 {
 			b = append(b, ", "...)
@@ -91,7 +98,7 @@ func (r *Recorder) Header() string {
 			b = append(append(append(b, `;desc="`...), e.desc...), '"')
 		}
 	}
-	return string(b)
+	return b
 }
 
 // appendMillis appends us microseconds as milliseconds in decimal, without trailing

@@ -1,0 +1,131 @@
+package httpserve
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// FastWriter writes a fast-path answer: the status line and header fields go into one
+// buffer, kept by the connection (no header map, no sorting), and leave with the
+// first body bytes: in one writev for a body in memory, ahead of sendfile (MSG_MORE)
+// for a file. Date, Content-Length and, when the connection ends, Connection: close
+// are added as net/http adds them.
+type FastWriter struct {
+	conn    *Conn
+	buf     []byte
+	close   bool  // the connection ends after this answer
+	dateSec int64 // the second date holds
+	date    []byte
+	body    io.LimitedReader
+	Status  int   // the status written; 0 until Send
+	Bytes   int64 // body bytes sent
+	err     error // the connection failed: it ends after this answer
+}
+
+// reset readies w for the answer to req.
+func (w *FastWriter) reset(req *FastRequest, closing bool) {
+	w.buf, w.close, w.Status, w.Bytes, w.err = w.buf[:0], req.Close || closing, 0, 0, nil
+	if sec := req.Start.Unix(); sec != w.dateSec || w.date == nil {
+		w.dateSec, w.date = sec, AppendHTTPDate(w.date[:0], req.Start)
+	}
+}
+
+// Header starts the answer with its status line.
+func (w *FastWriter) Header(status int) {
+	w.Status = status
+	w.buf = append(w.buf, "HTTP/1.1 "...)
+	w.buf = strconv.AppendInt(w.buf, int64(status), 10)
+	w.buf = append(append(append(w.buf, ' '), http.StatusText(status)...), "\r\n"...)
+}
+
+// Add adds a header field. As net/http does, CR and LF in value become spaces and
+// spaces and tabs around it are dropped, so no value can end the header early.
+func (w *FastWriter) Add(name, value string) {
+	w.buf = append(append(w.buf, name...), ": "...)
+	start := len(w.buf)
+	w.buf = append(w.buf, trimOWS(value)...)
+	for i, c := range w.buf[start:] {
+		if c == '\r' || c == '\n' {
+			w.buf[start+i] = ' '
+		}
+	}
+	w.buf = append(w.buf, "\r\n"...)
+}
+
+// AddDate adds a header field whose value is t as an HTTP date.
+func (w *FastWriter) AddDate(name string, t time.Time) {
+	w.buf = append(append(w.buf, name...), ": "...)
+	w.buf = append(AppendHTTPDate(w.buf, t), "\r\n"...)
+}
+
+// trimOWS drops spaces and tabs around s.
+func trimOWS(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// errShortBody is a body that ended before the size its answer announced.
+var errShortBody = errors.New("httpserve: body shorter than its Content-Length")
+
+// Send ends the header with Content-Length size and sends it and, unless head (a
+// HEAD request's answer), size bytes of body, all within writeTimeout (rounded up to
+// a whole second). An error means the connection failed and ends.
+func (w *FastWriter) Send(body io.Reader, size int64, head bool, writeTimeout time.Duration) error {
+	w.buf = strconv.AppendInt(append(w.buf, "Content-Length: "...), size, 10)
+	w.buf = append(append(append(w.buf, "\r\nDate: "...), w.date...), "\r\n"...)
+	if w.close {
+		w.buf = append(w.buf, "Connection: close\r\n"...)
+	}
+	w.buf = append(w.buf, "\r\n"...)
+	if writeTimeout > 0 {
+		_ = w.conn.SetWriteDeadline(roundUp(time.Now().Add(writeTimeout)))
+	}
+	if head || size == 0 {
+		_, w.err = w.conn.Write(w.buf)
+		return w.err
+	}
+	w.Bytes, w.err = w.sendBody(body, size)
+	if w.err == nil && w.Bytes < size {
+		w.err = errShortBody
+	}
+	return w.err
+}
+
+// sendBody sends the header held with the first body bytes, and size bytes of body.
+func (w *FastWriter) sendBody(body io.Reader, size int64) (int64, error) {
+	c := w.conn
+	c.hold()
+	if _, err := c.Write(w.buf); err != nil {
+		return 0, err
+	}
+	w.body = io.LimitedReader{R: body, N: size}
+	var n int64
+	var err error
+	switch src := sourceOf(&w.body); {
+	case src.mem != nil:
+		var m int
+		m, err = c.Write(src.mem.NextBytes(size))
+		n = int64(m)
+	case src.file, src.sendfile:
+		n, err = c.ReadFrom(&w.body)
+	default:
+		if err = c.release(); err == nil {
+			buf := copyBufs.Get().(*[]byte)
+			n, err = io.CopyBuffer(writerOnly{c}, &w.body, *buf)
+			copyBufs.Put(buf)
+		}
+	}
+	if rerr := c.release(); err == nil {
+		err = rerr
+	}
+	w.body.R = nil
+	return n, err
+}
