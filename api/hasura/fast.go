@@ -6,7 +6,6 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/auth"
-	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/internal/httpserve"
 )
 
@@ -29,31 +28,30 @@ func (h *Handler) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter)
 	if err != nil {
 		return false
 	}
-	route := fastRouteGet
-	var f *coffer.File
-	var b *coffer.Bucket
-	var rd blob.Reader
 	if req.Method == "HEAD" {
-		route = fastRouteHead
-		f, b, err = h.svc.GetFile(st, p, id)
-	} else {
-		f, b, rd, err = h.svc.OpenFile(st, p, id)
+		f, b, err := h.svc.GetFile(st, p, id)
+		if err != nil {
+			return false
+		}
+		h.fastAnswer(st, fastRouteHead, req, w, f, b, nil)
+		return true
 	}
+	f, b, rd, err := h.svc.OpenFile(st, p, id)
 	if err != nil {
 		return false
 	}
-	if rd != nil {
-		defer rd.Close()
-	}
+	defer rd.Close()
+	h.fastAnswer(st, fastRouteGet, req, w, f, b, httpserve.SeekerOf(rd))
+	return true
+}
+
+// fastAnswer sends f's answer with body (nil for HEAD).
+func (h *Handler) fastAnswer(st *httpserve.FastState, route string, req *httpserve.FastRequest, w *httpserve.FastWriter,
+	f *coffer.File, b *coffer.Bucket, body io.Reader) {
 	w.Header(200)
 	fastFileHeaders(w, f, b)
 	h.frame.FastHeaders(st, req, w)
-	var body io.Reader
-	if rd != nil {
-		body = httpserve.SeekerOf(rd)
-	}
 	h.frame.SendFast(st, route, req, w, body, f.Size)
-	return true
 }
 
 // The routes of the fast path's answers, as the metrics name getFile's.
