@@ -25,9 +25,9 @@ var smuggling = []string{
 	"GET / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:\tchunked\r\n\r\n",
 	"GET / HTTP/1.1\r\nHost: a\r\nX: y\r\n Transfer-Encoding: chunked\r\n\r\n", // obs-fold
 	"GET / HTTP/1.1\r\nHost: a\r\nX: y\r\n\tz\r\n\r\n",
-	"GET / HTTP/1.1\nHost: a\r\n\r\n",           // bare LF ending the request line
-	"GET / HTTP/1.1\r\nHost: a\nX: y\r\n\r\n",   // bare LF inside the head
-	"GET / HTTP/1.1\r\nHost: a\rX: y\r\n\r\n",   // bare CR
+	"GET / HTTP/1.1\nHost: a\r\n\r\n",         // bare LF ending the request line
+	"GET / HTTP/1.1\r\nHost: a\nX: y\r\n\r\n", // bare LF inside the head
+	"GET / HTTP/1.1\r\nHost: a\rX: y\r\n\r\n", // bare CR
 	"GET / HTTP/1.1\r\nHost: a\r\nX: a\x00b\r\n\r\n",
 	"GET / HTTP/1.1\r\nHost: a\r\nX: caf\xc3\xa9\r\n\r\n", // obs-text: net/http's call
 	"GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
