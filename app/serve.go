@@ -109,13 +109,21 @@ func (s *Main) serveAPI(errc chan<- error) {
 	}()
 }
 
+// fastStats reports the fast path's counts, zero while it does not run.
+func (s *Main) fastStats() (answered, handedOff int64) {
+	if f := s.fast; f != nil {
+		return f.Stats()
+	}
+	return 0, 0
+}
+
 // newMetrics returns the metrics registry, watching every component's counters.
 func (s *Main) newMetrics() *metrics.Metrics {
 	m := metrics.New()
 	pool := s.images.Pool()
 	m.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: s.st.content, Variants: s.st.variants,
 		Blobs: s.st.blobs, Bus: s.bus, Webhooks: &s.webhooks.Stats, Images: func() (int, int) { return pool.Queued(), pool.Busy() },
-		ImageWorkerStarts: workerStarts(s.images), ImageRemoteWorkers: remoteWorkerStats(s.images)})
+		ImageWorkerStarts: workerStarts(s.images), ImageRemoteWorkers: remoteWorkerStats(s.images), FastPath: s.fastStats})
 	return m
 }
 

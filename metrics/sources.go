@@ -22,6 +22,9 @@ type Sources struct {
 	ImageWorkerStarts func() int64
 	// ImageRemoteWorkers reports the remote image workers (nil: none configured).
 	ImageRemoteWorkers func() []ImageWorker
+	// FastPath reports the HTTP/1.1 fast path: requests it answered and connections
+	// it handed to net/http (nil: no fast path).
+	FastPath func() (answered, handedOff int64)
 }
 
 // ImageWorker is one remote image worker's state at scrape time.
@@ -83,6 +86,13 @@ func (m *Metrics) Watch(src Sources) {
 	}
 	if src.ImageRemoteWorkers != nil {
 		m.Register(ImageWorkers(src.ImageRemoteWorkers))
+	}
+	if f := src.FastPath; f != nil {
+		m.Register(
+			Counter("coffer_http_fast_path_requests_total", "Requests answered on the HTTP/1.1 fast path (also counted in coffer_http_request_duration_seconds).",
+				func() float64 { a, _ := f(); return float64(a) }),
+			Counter("coffer_http_fast_path_handoffs_total", "Connections the fast path handed to net/http (at their first request it does not answer).",
+				func() float64 { _, h := f(); return float64(h) }))
 	}
 }
 

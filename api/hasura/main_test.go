@@ -63,6 +63,7 @@ type envOptions struct {
 	engine    imaging.Engine // or this one
 	webhooks  bool           // webhooks may reach loopback, with short backoffs
 	h2c       bool           // also serve HTTP/2 without TLS
+	slow      bool           // without the HTTP/1.1 fast path (--fast-path=false)
 	hide      bool           // service.Config.HideForbidden
 	log       *slog.Logger   // default: text to io.Discard
 	accessLog *httpserve.AccessLogConfig
@@ -98,6 +99,7 @@ func newEnv(t testing.TB, opts ...envOptions) *env {
 func envConfig(t testing.TB, o envOptions) (app.Config, app.Parts) {
 	cfg := apptest.Config(t)
 	cfg.AdminSecret, cfg.JWTSecret, cfg.H2C, cfg.Compat.HideForbidden = adminSecret, o.jwtSecret, o.h2c, o.hide
+	cfg.FastPath = !o.slow
 	cfg.MetricsToken, cfg.ClamAV.Addr, cfg.ClamAV.FailOpen, cfg.ClamAV.Timeout = o.metrics.MetricsToken, o.clamd, o.failOpen, 10*time.Second
 	if o.accessLog != nil {
 		cfg.AccessLog, cfg.AccessLogReads = o.accessLog.Mode, o.accessLog.ReadsPerSecond

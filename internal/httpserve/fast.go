@@ -41,6 +41,8 @@ type FastServer struct {
 	idle, header time.Duration
 	fallback     *handoffListener
 	closing      atomic.Bool
+	answered     atomic.Int64 // requests answered
+	handedOff    atomic.Int64 // connections passed to net/http
 	mu           sync.Mutex
 	conns        map[*fastConn]struct{} // the connections on the fast path
 }
@@ -56,6 +58,12 @@ func NewFastServer(ln net.Listener, h FastHandler, idle, header time.Duration, l
 // Fallback is the listener the http.Server serves: the connections the fast path
 // passes on, each starting with the bytes it had read and not served.
 func (s *FastServer) Fallback() net.Listener { return s.fallback }
+
+// Stats returns how many requests the fast path answered and how many connections it
+// handed to net/http.
+func (s *FastServer) Stats() (answered, handedOff int64) {
+	return s.answered.Load(), s.handedOff.Load()
+}
 
 // Serve accepts connections until the listener is closed (Shutdown): it then returns
 // net.ErrClosed. An accept error that is not fatal (too many open files) is waited
@@ -178,6 +186,7 @@ func (fc *fastConn) serve() {
 				fc.handOff(buf[r:w])
 				return
 			}
+			fc.srv.answered.Add(1)
 			if r += n; r == w {
 				r, w = 0, 0
 			}
@@ -248,6 +257,7 @@ func roundUp(t time.Time) time.Time { return t.Truncate(time.Second).Add(time.Se
 // served, as the first it reads; deadlines set here are cleared.
 func (fc *fastConn) handOff(pending []byte) {
 	fc.srv.forget(fc)
+	fc.srv.handedOff.Add(1)
 	_ = fc.c.SetDeadline(time.Time{})
 	fc.c.pending = append([]byte(nil), pending...)
 	fc.srv.fallback.pass(fc.c)
