@@ -88,7 +88,7 @@ func (s *FastServer) Serve() error {
 			continue
 		}
 		fc := &fastConn{srv: s, c: bc}
-		fc.w.conn = bc
+		fc.w.conn, fc.w.closing = bc, &s.closing
 		if !s.track(fc) {
 			bc.Close()
 			continue
@@ -190,7 +190,7 @@ func (fc *fastConn) serve() {
 			if r += n; r == w {
 				r, w = 0, 0
 			}
-			if fc.req.Close || fc.w.err != nil || fc.srv.closing.Load() {
+			if fc.w.close || fc.w.err != nil || fc.srv.closing.Load() {
 				fc.end()
 				return
 			}
@@ -209,7 +209,7 @@ func (fc *fastConn) serve() {
 // answer has the handler answer the parsed request.
 func (fc *fastConn) answer() bool {
 	fc.req.Start = time.Now()
-	fc.w.reset(&fc.req, fc.srv.closing.Load())
+	fc.w.reset(&fc.req)
 	return fc.srv.handler.ServeFast(&fc.req, &fc.w)
 }
 

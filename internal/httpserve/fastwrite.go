@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,8 +17,9 @@ import (
 type FastWriter struct {
 	conn    *Conn
 	buf     []byte
-	close   bool  // the connection ends after this answer
-	dateSec int64 // the second date holds
+	close   bool         // the connection ends after this answer
+	closing *atomic.Bool // the server is shutting down: every answer ends its connection
+	dateSec int64        // the second date holds
 	date    []byte
 	body    io.LimitedReader
 	Status  int   // the status written; 0 until Send
@@ -26,8 +28,8 @@ type FastWriter struct {
 }
 
 // reset readies w for the answer to req.
-func (w *FastWriter) reset(req *FastRequest, closing bool) {
-	w.buf, w.close, w.Status, w.Bytes, w.err = w.buf[:0], req.Close || closing, 0, 0, nil
+func (w *FastWriter) reset(req *FastRequest) {
+	w.buf, w.close, w.Status, w.Bytes, w.err = w.buf[:0], req.Close, 0, 0, nil
 	if sec := req.Start.Unix(); sec != w.dateSec || w.date == nil {
 		w.dateSec, w.date = sec, AppendHTTPDate(w.date[:0], req.Start)
 	}
@@ -81,7 +83,7 @@ var errShortBody = errors.New("httpserve: body shorter than its Content-Length")
 func (w *FastWriter) Send(body io.Reader, size int64, head bool, writeTimeout time.Duration) error {
 	w.buf = strconv.AppendInt(append(w.buf, "Content-Length: "...), size, 10)
 	w.buf = append(append(append(w.buf, "\r\nDate: "...), w.date...), "\r\n"...)
-	if w.close {
+	if w.close = w.close || w.closing.Load(); w.close {
 		w.buf = append(w.buf, "Connection: close\r\n"...)
 	}
 	w.buf = append(w.buf, "\r\n"...)
