@@ -2,6 +2,7 @@ package hasura_test
 
 import (
 	"bufio"
+	"crypto/md5"
 	"bytes"
 	"fmt"
 	"io"
@@ -50,6 +51,8 @@ func (p *fastPair) stream(t *testing.T, e *env, raw string) []string {
 		raw = strings.ReplaceAll(raw, k, v)
 	}
 	raw = strings.ReplaceAll(raw, "{alice}", "Bearer "+p.alice)
+	raw = strings.ReplaceAll(raw, "{etag}", `"`+fmt.Sprintf("%x", md5.Sum(content(100<<10)))+`"`)
+	raw = strings.ReplaceAll(raw, "{etag-priv}", `"`+fmt.Sprintf("%x", md5.Sum(content(10<<10)))+`"`)
 	c, err := net.Dial("tcp", e.srv.Addr)
 	if err != nil {
 		t.Error(err)
@@ -163,6 +166,13 @@ var fastStreams = map[string]string{
 	"pipelined three": strings.Repeat("GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\n\r\n", 3),
 	"close ends it":   "GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\nGET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\n\r\n",
 	"conditional":     "GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nIf-None-Match: \"x\"\r\n\r\n",
+	"revalidation": "GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nIf-None-Match: {etag}\r\n\r\n" +
+		"HEAD /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nIf-None-Match: \"a\", W/{etag}\r\n\r\n" +
+		"GET /v1/files/{html} HTTP/1.1\r\nHost: a\r\nIf-None-Match: *\r\n\r\n" +
+		"GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nIf-None-Match: \"a\",,\"b\"\r\n\r\n" +
+		"GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nIf-None-Match: garbage, {etag}\r\n\r\n" +
+		"GET /v1/files/{priv} HTTP/1.1\r\nHost: a\r\nAuthorization: {alice}\r\nIf-None-Match: {etag-priv}\r\n\r\n",
+	"revalidation with a date": "GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nIf-None-Match: {etag}\r\nIf-Modified-Since: Mon, 02 Jan 2006 15:04:05 GMT\r\n\r\n",
 	"transform query": "GET /v1/files/{pub}?w=10 HTTP/1.1\r\nHost: a\r\n\r\n",
 	"empty query":     "GET /v1/files/{pub}? HTTP/1.1\r\nHost: a\r\n\r\n",
 	"trailing slash":  "GET /v1/files/{pub}/ HTTP/1.1\r\nHost: a\r\n\r\n",
@@ -204,6 +214,13 @@ func TestFastPathAnswersAsNetHTTP(t *testing.T) {
 		wg.Go(func() { a.slow = p.stream(t, p.slow, raw) })
 	}
 	wg.Wait()
+	var statuses []string
+	for _, s := range got["revalidation"].fast {
+		statuses = append(statuses, s[:3])
+	}
+	if strings.Join(statuses, ",") != "304,304,304,200,200,304" {
+		t.Errorf("revalidation answers %v, want 304,304,304,200,200,304", statuses)
+	}
 	for name, a := range got {
 		if len(a.slow) == 0 {
 			t.Errorf("%s: net/http answered nothing", name)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -79,10 +80,13 @@ var errShortBody = errors.New("httpserve: body shorter than its Content-Length")
 
 // Send ends the header with Content-Length size and sends it and, unless head (a
 // HEAD request's answer), size bytes of body, all within writeTimeout (rounded up to
-// a whole second). An error means the connection failed and ends.
+// a whole second). A size of -1 is an answer without a body or Content-Length (304).
+// An error means the connection failed and ends.
 func (w *FastWriter) Send(body io.Reader, size int64, head bool, writeTimeout time.Duration) error {
-	w.buf = strconv.AppendInt(append(w.buf, "Content-Length: "...), size, 10)
-	w.buf = append(append(append(w.buf, "\r\nDate: "...), w.date...), "\r\n"...)
+	if size >= 0 {
+		w.buf = append(strconv.AppendInt(append(w.buf, "Content-Length: "...), size, 10), "\r\n"...)
+	}
+	w.buf = append(append(append(w.buf, "Date: "...), w.date...), "\r\n"...)
 	if w.close = w.close || w.closing.Load(); w.close {
 		w.buf = append(w.buf, "Connection: close\r\n"...)
 	}
@@ -90,7 +94,7 @@ func (w *FastWriter) Send(body io.Reader, size int64, head bool, writeTimeout ti
 	if writeTimeout > 0 {
 		_ = w.conn.SetWriteDeadline(roundUp(time.Now().Add(writeTimeout)))
 	}
-	if head || size == 0 {
+	if head || size <= 0 {
 		_, w.err = w.conn.Write(w.buf)
 		return w.err
 	}
@@ -130,4 +134,53 @@ func (w *FastWriter) sendBody(body io.Reader, size int64) (int64, error) {
 	}
 	w.body.R = nil
 	return n, err
+}
+
+// NoneMatch reports whether an If-None-Match value lets a representation with etag
+// be sent (true) or asks for 304 Not Modified (false): http.ServeContent's test (weak
+// comparison, "*", lists), so that both paths answer alike.
+func NoneMatch(inm []byte, etag string) bool {
+	buf := string(inm)
+	for {
+		buf = trimOWS(buf)
+		switch {
+		case buf == "":
+			return true
+		case buf[0] == ',':
+			buf = buf[1:]
+			continue
+		case buf[0] == '*':
+			return false
+		}
+		tag, rest := scanETag(buf)
+		if tag == "" {
+			return true
+		}
+		if strings.TrimPrefix(tag, "W/") == strings.TrimPrefix(etag, "W/") {
+			return false
+		}
+		buf = rest
+	}
+}
+
+// scanETag splits the entity tag at the start of s (W/"x" or "x") from the rest; ""
+// if s does not start with one. It is net/http's.
+func scanETag(s string) (etag, rest string) {
+	start := 0
+	if strings.HasPrefix(s, "W/") {
+		start = 2
+	}
+	if len(s[start:]) < 2 || s[start] != '"' {
+		return "", ""
+	}
+	for i := start + 1; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == 0x21 || c >= 0x23 && c <= 0x7E || c >= 0x80:
+		case c == '"':
+			return s[:i+1], s[i+1:]
+		default:
+			return "", ""
+		}
+	}
+	return "", ""
 }
