@@ -2,8 +2,8 @@ package hasura_test
 
 import (
 	"bufio"
-	"crypto/md5"
 	"bytes"
+	"crypto/md5"
 	"fmt"
 	"io"
 	"net"
@@ -173,12 +173,12 @@ var fastStreams = map[string]string{
 		"GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nIf-None-Match: garbage, {etag}\r\n\r\n" +
 		"GET /v1/files/{priv} HTTP/1.1\r\nHost: a\r\nAuthorization: {alice}\r\nIf-None-Match: {etag-priv}\r\n\r\n",
 	"revalidation with a date": "GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nIf-None-Match: {etag}\r\nIf-Modified-Since: Mon, 02 Jan 2006 15:04:05 GMT\r\n\r\n",
-	"transform query": "GET /v1/files/{pub}?w=10 HTTP/1.1\r\nHost: a\r\n\r\n",
-	"empty query":     "GET /v1/files/{pub}? HTTP/1.1\r\nHost: a\r\n\r\n",
-	"trailing slash":  "GET /v1/files/{pub}/ HTTP/1.1\r\nHost: a\r\n\r\n",
-	"dot segment":     "GET /v1/files/../files/{pub} HTTP/1.1\r\nHost: a\r\n\r\n",
-	"escaped id":      "GET /v1/files/%7Bpub%7D HTTP/1.1\r\nHost: a\r\n\r\n",
-	"other route":     "GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\n\r\nGET /v1/version HTTP/1.1\r\nHost: a\r\n\r\n",
+	"transform query":          "GET /v1/files/{pub}?w=10 HTTP/1.1\r\nHost: a\r\n\r\n",
+	"empty query":              "GET /v1/files/{pub}? HTTP/1.1\r\nHost: a\r\n\r\n",
+	"trailing slash":           "GET /v1/files/{pub}/ HTTP/1.1\r\nHost: a\r\n\r\n",
+	"dot segment":              "GET /v1/files/../files/{pub} HTTP/1.1\r\nHost: a\r\n\r\n",
+	"escaped id":               "GET /v1/files/%7Bpub%7D HTTP/1.1\r\nHost: a\r\n\r\n",
+	"other route":              "GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\n\r\nGET /v1/version HTTP/1.1\r\nHost: a\r\n\r\n",
 	"CL body smuggles a request": "GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nContent-Length: 45\r\n\r\n" +
 		"GET /v1/files/{priv} HTTP/1.1\r\nHost: a\r\n\r\n",
 	"TE body smuggles a request": "GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n" +
