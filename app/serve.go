@@ -243,6 +243,8 @@ func (s *Main) shutdown() {
 	if s.debugHTTP != nil {
 		_ = s.debugHTTP.Close() // a profile in progress is cut short
 	}
+	// The fast path drains first, while the http.Server still takes the connections
+	// it hands off (a request in flight there may be declined and go to net/http).
 	if s.fast != nil {
 		if err := s.fast.Shutdown(sctx); err != nil {
 			s.log.Warn("shutdown timed out on the fast path; closed its connections", "err", err)

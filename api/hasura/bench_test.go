@@ -39,6 +39,22 @@ func BenchmarkGet100KBAccess(b *testing.B) {
 	b.Run("jwt-owner-rule", func(b *testing.B) { benchGet(b, e.srv.URL+"/v1/files/"+priv, auth, len(data)) })
 }
 
+// BenchmarkGet100KBFastPath compares the same GETs as BenchmarkGet100KBAccess served
+// by net/http alone (--fast-path=false) and on the HTTP/1.1 fast path. The Go client's
+// own allocations are in both.
+func BenchmarkGet100KBFastPath(b *testing.B) {
+	for _, path := range []string{"net-http", "fast"} {
+		e := newEnv(b, envOptions{jwtSecret: jwtConfig, rules: matrixRules, slow: path == "net-http"})
+		benchBucket(b, e, "pub", true)
+		benchBucket(b, e, "priv", false)
+		auth := []string{"Authorization", "Bearer " + token(nil, "user", "alice")}
+		data := content(100 << 10)
+		pub, priv := benchUpload(b, e, "pub", "f.bin", data, auth), benchUpload(b, e, "priv", "f.bin", data, auth)
+		b.Run(path+"/public", func(b *testing.B) { benchGet(b, e.srv.URL+"/v1/files/"+pub, nil, len(data)) })
+		b.Run(path+"/jwt-owner-rule", func(b *testing.B) { benchGet(b, e.srv.URL+"/v1/files/"+priv, auth, len(data)) })
+	}
+}
+
 // BenchmarkGet100KBAccessLog measures the access log on the hot path: a public GET
 // of a 100 KB file with the access log off, on for every request, and on with the
 // default budget of successful reads per second, each logging JSON to a file as

@@ -187,6 +187,8 @@ var fastStreams = map[string]string{
 	"space before colon":  "GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nContent-Length : 5\r\n\r\nGET /",
 	"obs-fold":            "GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nX: y\r\n Content-Length: 5\r\n\r\nGET /",
 	"bare LF":             "GET /v1/files/{pub} HTTP/1.1\nHost: a\n\nGET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\n\r\n",
+	"bare LF only":        "GET /v1/files/{pub} HTTP/1.1\nHost: a\n\n",
+	"bare LF, then more":  "GET /v1/files/{pub} HTTP/1.1\nHost: a\n\nGET /v1/files/{html} HTTP/1.1\nHost: a\n\n",
 	"no Host":             "GET /v1/files/{pub} HTTP/1.1\r\n\r\n",
 	"two Hosts":           "GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
 	"HTTP/1.0":            "GET /v1/files/{pub} HTTP/1.0\r\n\r\n",

@@ -94,8 +94,10 @@ func (r *FastRequest) Header(keep func(canonical string) bool) http.Header {
 func parseHead(b []byte, r *FastRequest) (res parseResult, n int) {
 	end := bytes.Index(b, []byte("\r\n\r\n"))
 	if end < 0 {
-		if len(b) > 0 && !startsLikeGet(b) {
-			return parseDecline, 0 // not worth waiting for (h2c's preface, POST, ...)
+		if len(b) > 0 && !startsLikeGet(b) || bareLF(b) {
+			// Not worth waiting for (h2c's preface, POST, ...), or never ending in
+			// CRLFCRLF (lines ended by LF alone): net/http answers it now.
+			return parseDecline, 0
 		}
 		return parseIncomplete, 0
 	}
@@ -130,6 +132,16 @@ func parseHead(b []byte, r *FastRequest) (res parseResult, n int) {
 		return parseDecline, 0
 	}
 	return parseOK, end + 4
+}
+
+// bareLF reports whether b has an LF not preceded by CR.
+func bareLF(b []byte) bool {
+	for i, c := range b {
+		if c == '\n' && (i == 0 || b[i-1] != '\r') {
+			return true
+		}
+	}
+	return false
 }
 
 // startsLikeGet reports whether b could begin a GET or HEAD request line.

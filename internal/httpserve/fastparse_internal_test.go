@@ -85,6 +85,11 @@ func TestParseHead(t *testing.T) {
 	if len(h) != 2 || h.Get("Authorization") != "Bearer t" || h.Get("X-Hasura-Role") != "user" {
 		t.Fatalf("Header: %v", h)
 	}
+	for _, s := range []string{"GET / HTTP/1.1\nHost: a\n", "GET / HTTP/1.1\r\nHost: a\n", "\n"} {
+		if res, _ := parseHead([]byte(s), &r); res != parseDecline {
+			t.Errorf("incomplete %q with a bare LF: %v, want parseDecline", s, res)
+		}
+	}
 	for _, s := range []string{"", "G", "GET /", "HEAD /x HTTP/1.1\r\nHost: a\r\n", "GET / HTTP/1.1\r\nHost: a\r\n\r"} {
 		if res, _ := parseHead([]byte(s), &r); res != parseIncomplete {
 			t.Errorf("%q: %v, want parseIncomplete", s, res)
