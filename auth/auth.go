@@ -109,8 +109,8 @@ func (a *Authenticator) Principal(r *http.Request) (*coffer.Principal, error) {
 }
 
 // PrincipalOf is Principal for a request with header h, made under ctx: for servers
-// that keep no http.Request (the HTTP/1.1 fast path). h needs only the headers that
-// carry credentials (RequestCredential).
+// that keep no http.Request (the HTTP/1.1 fast path). h needs only the headers whose
+// names begin with one of CredentialHeaders.
 func (a *Authenticator) PrincipalOf(ctx context.Context, h http.Header) (*coffer.Principal, error) {
 	if vals, ok := h[HeaderAdminSecret]; ok {
 		if err := a.checkAdmin(vals); err != nil {
@@ -132,11 +132,9 @@ func (a *Authenticator) PrincipalOf(ctx context.Context, h http.Header) (*coffer
 	return a.anon, nil
 }
 
-// RequestCredential reports whether the request header named canonical (in
-// canonical form) is one PrincipalOf reads: Authorization and every X-Hasura-* one.
-func RequestCredential(canonical string) bool {
-	return canonical == HeaderAuthorization || strings.HasPrefix(canonical, "X-Hasura-")
-}
+// CredentialHeaders are the beginnings of the names of the request headers
+// PrincipalOf reads (ASCII case-insensitive): Authorization and every X-Hasura-* one.
+var CredentialHeaders = []string{HeaderAuthorization, "X-Hasura-"}
 
 func (a *Authenticator) anonymousOr(err error) (*coffer.Principal, error) {
 	if err != nil {

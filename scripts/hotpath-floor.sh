@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CPU per cached 100 KB GET of nginx, the net/http floor (bench/floor: http.ServeContent
-# of an open file and nothing else) and coffer (public bucket, and a JWT checked
+# of an open file and nothing else), the Go floor (bench/floor -raw: no net/http, a fixed
+# header and sendfile per request head) and coffer (public bucket, and a JWT checked
 # against an owner rule), side by side on loopback, alternating targets in every round
 # (the order rotates each round), with medians of req/s and CPU µs per request (from
 # /proc: utime+stime of the server over the wrk run) and ratios to nginx and to the
@@ -32,6 +33,10 @@ fp=$(port)
 "$work/floor" -listen "127.0.0.1:$fp" -file "$work/www/small.bin" &
 pids+=($!)
 url[floor]=http://127.0.0.1:$fp/small.bin pid[floor]=$!
+rp=$(port)
+"$work/floor" -raw -listen "127.0.0.1:$rp" -file "$work/www/small.bin" &
+pids+=($!)
+url[go-raw]=http://127.0.0.1:$rp/small.bin pid[go-raw]=$!
 
 builds=(head)
 CGO_ENABLED=0 go build -o "$work/head/coffer" ./cmd/coffer
@@ -46,7 +51,7 @@ printf '%s\n' 'rules:' '  - role: user' '    buckets: [priv]' \
   '    read: {filter: {uploaded_by_user_id: {_eq: X-Hasura-User-Id}}}' >"$work/rules.yaml"
 token=$(python3 scripts/mint-jwt.py "$key")
 declare -A hdr
-targets=(nginx floor)
+targets=(nginx floor go-raw)
 for b in "${builds[@]}"; do
   p=$(port) C=http://127.0.0.1:$p
   "$work/$b/coffer" serve --listen "127.0.0.1:$p" --data-dir "$work/data-$b" --admin-secret s \

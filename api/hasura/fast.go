@@ -24,7 +24,7 @@ func (h *Handler) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter)
 	}
 	st := h.frame.BeginFast(req)
 	authStart := time.Now()
-	p, err := h.authn.PrincipalOf(st, req.Header(auth.RequestCredential))
+	p, err := h.authn.PrincipalOf(st, req.Header(auth.CredentialHeaders...))
 	st.Timer.Add("auth", time.Since(authStart), "")
 	if err != nil {
 		return false

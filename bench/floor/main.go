@@ -9,6 +9,11 @@
 //
 // Every GET or HEAD of any path answers the file (sendfile, Range and conditionals as
 // ServeContent does them). It binds loopback only unless told otherwise.
+//
+// With -raw it is the floor of any Go server instead: no net/http, a goroutine per
+// connection that reads up to the end of each request head and answers a fixed
+// header and the file with sendfile (no parsing, no checks: a measuring device, not a
+// server). coffer's HTTP/1.1 fast path sits between the two.
 package main
 
 import (
@@ -25,9 +30,13 @@ import (
 func main() {
 	listen := flag.String("listen", "127.0.0.1:8099", "address to serve on")
 	file := flag.String("file", "", "the file to serve")
+	raw := flag.Bool("raw", false, "serve without net/http (the Go floor)")
 	flag.Parse()
 	if *file == "" {
 		log.Fatal("floor: -file is required")
+	}
+	if *raw {
+		log.Fatal(serveRaw(*listen, *file))
 	}
 	h, err := newHandler(*file)
 	if err != nil {

@@ -72,21 +72,33 @@ func (r *FastRequest) Has(names ...string) bool {
 	return false
 }
 
-// Header returns the request's header fields whose names keep selects (it is given
-// the name in canonical form) as an http.Header, nil if none.
-func (r *FastRequest) Header(keep func(canonical string) bool) http.Header {
+// Header returns the request's header fields whose names begin with one of prefixes
+// (ASCII case-insensitive; "" selects all) as an http.Header, nil if none. Only the
+// fields selected cost allocations.
+func (r *FastRequest) Header(prefixes ...string) http.Header {
 	var h http.Header
 	for i := range r.fields[:r.n] {
-		k := textproto.CanonicalMIMEHeaderKey(string(r.fields[i].name))
-		if !keep(k) {
+		f := &r.fields[i]
+		if !hasPrefixFold(f.name, prefixes) {
 			continue
 		}
 		if h == nil {
 			h = make(http.Header, 2)
 		}
-		h[k] = append(h[k], string(r.fields[i].value))
+		k := textproto.CanonicalMIMEHeaderKey(string(f.name))
+		h[k] = append(h[k], string(f.value))
 	}
 	return h
+}
+
+// hasPrefixFold reports whether name begins with one of prefixes, ignoring ASCII case.
+func hasPrefixFold(name []byte, prefixes []string) bool {
+	for _, p := range prefixes {
+		if len(name) >= len(p) && equalFold(name[:len(p)], p) {
+			return true
+		}
+	}
+	return false
 }
 
 // parseHead parses the request head at the start of b: it returns parseOK and the
