@@ -244,8 +244,11 @@ func (s *Main) shutdown() {
 		_ = s.debugHTTP.Close() // a profile in progress is cut short
 	}
 	// The fast path drains first, while the http.Server still takes the connections
-	// it hands off (a request in flight there may be declined and go to net/http).
+	// it hands off (a request in flight there may be declined and go to net/http);
+	// meanwhile net/http ends each of its connections after the answer in flight and
+	// closes idle ones, as its Shutdown would.
 	if s.fast != nil {
+		s.http.SetKeepAlivesEnabled(false)
 		if err := s.fast.Shutdown(sctx); err != nil {
 			s.log.Warn("shutdown timed out on the fast path; closed its connections", "err", err)
 		}

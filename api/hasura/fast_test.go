@@ -42,7 +42,7 @@ func newFastPair(t *testing.T) *fastPair {
 
 // stream sends raw (placeholders filled in for e) on one connection and returns
 // every response read until the server closes the connection or sends nothing for
-// 300 ms, normalized: status, header fields but the ones that differ from run to
+// 1.5 s, normalized: status, header fields but the ones that differ from run to
 // run, and body. (The write side stays open: net/http takes a half-closed
 // connection for a client that left and cancels the request in flight.)
 func (p *fastPair) stream(t *testing.T, e *env, raw string) []string {
@@ -82,11 +82,11 @@ func (p *fastPair) stream(t *testing.T, e *env, raw string) []string {
 	}
 }
 
-// idleReader reads from c until it sends nothing for 300 ms.
+// idleReader reads from c until it sends nothing for 1.5 s.
 type idleReader struct{ c net.Conn }
 
 func (r idleReader) Read(p []byte) (int, error) {
-	_ = r.c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	_ = r.c.SetReadDeadline(time.Now().Add(1500 * time.Millisecond))
 	return r.c.Read(p)
 }
 

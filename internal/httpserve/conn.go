@@ -57,6 +57,9 @@ type Conn struct {
 	readDeadline, writeDeadline atomic.Int64
 	// pending are bytes the fast path read and did not serve: Read returns them first.
 	pending []byte
+	// headLimit, when not 0, is the latest read deadline (Unix nanoseconds) until a
+	// zero one is set: net/http's deadline for a head the fast path began reading.
+	headLimit atomic.Int64
 }
 
 // Read reads what the fast path left (pending), then from the connection.
@@ -90,6 +93,13 @@ func (c *Conn) WriteTo(w io.Writer) (int64, error) {
 // deadline twice in a row for every request (once after the request's header, once
 // as its background read starts), and each call costs a timer update.
 func (c *Conn) SetReadDeadline(t time.Time) error {
+	if lim := c.headLimit.Load(); lim != 0 {
+		if t.IsZero() {
+			c.headLimit.Store(0) // net/http has read the head
+		} else if t.UnixNano() > lim {
+			t = time.Unix(0, lim)
+		}
+	}
 	ns := deadlineNanos(t)
 	if c.readDeadline.Load() == ns {
 		return nil

@@ -84,10 +84,12 @@ func (s *FastServer) Serve() error {
 		wait = 0
 		bc, ok := c.(*Conn)
 		if !ok {
-			s.fallback.pass(c)
+			go s.fallback.pass(c)
 			continue
 		}
-		fc := &fastConn{srv: s, c: bc}
+		fc := &fastConn{srv: s, c: bc, headStart: time.Now()}
+		fc.ctx, fc.cancel = context.WithCancel(context.Background())
+		fc.req.ctx = fc.ctx
 		fc.w.conn, fc.w.closing = bc, &s.closing
 		if !s.track(fc) {
 			bc.Close()
@@ -150,11 +152,13 @@ func (s *FastServer) closeIdle() int {
 	return len(s.conns)
 }
 
-// closeAll closes every connection on the fast path.
+// closeAll closes every connection on the fast path and cancels the work of their
+// requests in flight.
 func (s *FastServer) closeAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for fc := range s.conns {
+		fc.cancel()
 		_ = fc.c.Close()
 	}
 }
@@ -166,8 +170,13 @@ type fastConn struct {
 	idle atomic.Bool // waiting for the first byte of a request
 	req  FastRequest
 	w    FastWriter
-	// headStart is when the first byte of the request head being read arrived.
+	// headStart is when the request head being read began: its first byte, or for the
+	// first request the connection's accept, as net/http times it.
 	headStart time.Time
+	served    bool // a request was answered: between requests the idle timeout applies
+	// ctx is the context of the connection's requests, cancelled when it ends.
+	ctx    context.Context
+	cancel context.CancelFunc
 }
 
 // serve reads and answers requests until the connection ends or is handed off.
@@ -187,8 +196,11 @@ func (fc *fastConn) serve() {
 				return
 			}
 			fc.srv.answered.Add(1)
+			fc.served = true
 			if r += n; r == w {
 				r, w = 0, 0
+			} else {
+				fc.headStart = time.Now() // the next head (pipelined) is timed from now
 			}
 			if fc.w.close || fc.w.err != nil || fc.srv.closing.Load() {
 				fc.end()
@@ -225,20 +237,20 @@ func (fc *fastConn) read(buf []byte, r, w int) (int, int, bool) {
 		fc.handOff(buf[:w])
 		return 0, 0, false
 	}
-	now := time.Now()
-	if w == 0 {
+	between := w == 0 && fc.served
+	if between {
 		fc.idle.Store(true)
 		if fc.srv.closing.Load() {
 			fc.end()
 			return 0, 0, false
 		}
-		_ = fc.c.SetReadDeadline(roundUp(now.Add(fc.srv.idle)))
+		_ = fc.c.SetReadDeadline(deadlineAfter(time.Now(), fc.srv.idle))
 	} else {
-		_ = fc.c.SetReadDeadline(roundUp(fc.headStart.Add(fc.srv.header)))
+		_ = fc.c.SetReadDeadline(deadlineAfter(fc.headStart, fc.srv.header))
 	}
 	m, err := fc.c.Read(buf[w:])
 	fc.idle.Store(false)
-	if w == 0 {
+	if between {
 		fc.headStart = time.Now()
 	}
 	if err != nil {
@@ -248,17 +260,32 @@ func (fc *fastConn) read(buf []byte, r, w int) (int, int, bool) {
 	return r, w + m, true
 }
 
-// roundUp is t rounded up to a whole second: deadlines that change only once a
-// second leave the connection's timer alone for most requests (Conn skips setting a
-// deadline it already has). A deadline is so up to a second later than asked.
+// deadlineAfter is the deadline d after t, rounded up to a whole second: deadlines
+// that change only once a second leave the connection's timer alone for most requests
+// (Conn skips setting a deadline it already has), and are so up to a second later
+// than asked. A d of 0 is no deadline, as for http.Server.
+func deadlineAfter(t time.Time, d time.Duration) time.Time {
+	if d <= 0 {
+		return time.Time{}
+	}
+	return roundUp(t.Add(d))
+}
+
+// roundUp is t rounded up to a whole second.
 func roundUp(t time.Time) time.Time { return t.Truncate(time.Second).Add(time.Second) }
 
 // handOff passes the connection to net/http with pending, the bytes read and not
-// served, as the first it reads; deadlines set here are cleared.
+// served (a head, whole or begun), as the first it reads. Deadlines set here are
+// cleared, but net/http's for reading that head is held to the one the fast path
+// gave it, so that a head trickled in does not get the header timeout twice.
 func (fc *fastConn) handOff(pending []byte) {
 	fc.srv.forget(fc)
 	fc.srv.handedOff.Add(1)
+	fc.cancel()
 	_ = fc.c.SetDeadline(time.Time{})
+	if d := deadlineAfter(fc.headStart, fc.srv.header); !d.IsZero() {
+		fc.c.headLimit.Store(d.UnixNano())
+	}
 	fc.c.pending = append([]byte(nil), pending...)
 	fc.srv.fallback.pass(fc.c)
 }
@@ -266,6 +293,7 @@ func (fc *fastConn) handOff(pending []byte) {
 // end closes the connection.
 func (fc *fastConn) end() {
 	fc.srv.forget(fc)
+	fc.cancel()
 	_ = fc.c.Close()
 }
 

@@ -43,7 +43,7 @@ func startFast(t *testing.T, h FastHandler, idle, header time.Duration) (*FastSe
 		t.Fatal(err)
 	}
 	fs := NewFastServer(Listener(ln), h, idle, header, slog.New(slog.DiscardHandler))
-	srv := &http.Server{ConnContext: ConnContext, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := &http.Server{ConnContext: ConnContext, IdleTimeout: idle, ReadHeaderTimeout: header, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Via", "net/http")
 		_, _ = io.WriteString(w, "slow "+r.URL.Path)
 	})}
@@ -172,4 +172,73 @@ func TestFastServerPanic(t *testing.T) {
 	if got := answers(t, c2, bufio.NewReader(c2), "GET /fast HTTP/1.1\r\nHost: a\r\n\r\n", 1); got[0] != "fast: fast" {
 		t.Fatal(got)
 	}
+}
+
+// closedAfter sends send on a new connection to addr and returns how long the server
+// took to close it.
+func closedAfter(t *testing.T, addr, send string) time.Duration {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Error(err)
+		return 0
+	}
+	defer c.Close()
+	_, _ = io.WriteString(c, send)
+	start := time.Now()
+	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	_, _ = io.Copy(io.Discard, c)
+	return time.Since(start)
+}
+
+// The fast path times heads as net/http does (ReadHeaderTimeout, rounded up to a
+// second): a new connection's first head from accept, a pipelined head from when the
+// previous answer left, and a head it hands off part-way keeps its deadline.
+func TestFastServerTimesHeadsAsNetHTTP(t *testing.T) {
+	t.Run("silent new connection", func(t *testing.T) {
+		t.Parallel()
+		_, addr := startFast(t, &testFast{}, 30*time.Second, time.Second)
+		if d := closedAfter(t, addr, ""); d > 3*time.Second {
+			t.Fatalf("closed after %v; want the 1 s header timeout, not the idle one", d)
+		}
+	})
+	t.Run("pipelined heads split across segments", func(t *testing.T) {
+		t.Parallel()
+		_, addr := startFast(t, &testFast{}, time.Minute, time.Second)
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		br, req := bufio.NewReader(c), "GET /fast HTTP/1.1\r\nHost: a\r\n\r\n"
+		_, _ = io.WriteString(c, req+req[:7])
+		for i := range 4 { // 4 heads, each whole 0.7 s after its first byte: 2.8 s in all
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("cut off after %d answers: %v", i, err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			time.Sleep(700 * time.Millisecond)
+			_, _ = io.WriteString(c, req[7:]+req[:7])
+		}
+	})
+	t.Run("head trickled, then handed off", func(t *testing.T) {
+		t.Parallel()
+		_, addr := startFast(t, &testFast{}, time.Minute, 2*time.Second)
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		start := time.Now()
+		_, _ = io.WriteString(c, "GET /other HTTP/1.1\r\nHost: a\r\n")
+		time.Sleep(1800 * time.Millisecond)
+		_, _ = io.WriteString(c, "Y: 1\n") // a bare LF: handed off now
+		time.Sleep(1600 * time.Millisecond)
+		_, _ = io.WriteString(c, "\r\n") // 3.4 s: past the head's deadline (at most 3 s)
+		_ = c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		if resp, err := http.ReadResponse(bufio.NewReader(c), nil); err == nil {
+			t.Fatalf("a head trickled over %v was answered (%s); the header timeout is 2 s", time.Since(start), resp.Status)
+		}
+	})
 }

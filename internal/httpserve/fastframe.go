@@ -28,7 +28,7 @@ func (st *FastState) Value(key any) any {
 // through f: its id is the client's X-Request-Id when plain, as For gives.
 func (f *Frame) BeginFast(req *FastRequest) *FastState {
 	client, _ := req.Get("X-Request-Id")
-	return &FastState{Context: context.Background(), ID: f.IDs.Of(string(client))}
+	return &FastState{Context: req.Context(), ID: f.IDs.Of(string(client))}
 }
 
 // FastHeaders adds the header fields every answer of f carries: X-Request-Id,

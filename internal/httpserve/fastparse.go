@@ -2,6 +2,7 @@ package httpserve
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/textproto"
 	"time"
@@ -44,9 +45,15 @@ type FastRequest struct {
 	Close       bool      // Connection: close: the connection ends after the answer
 	Start       time.Time // when the request was parsed
 	Host        []byte
-	n           int // header fields in fields
+	ctx         context.Context // the connection's: cancelled when it ends
+	n           int             // header fields in fields
 	fields      [fastMaxHeaders]field
 }
+
+// Context returns the request's context: it ends with the connection (or when a
+// shutdown gives up waiting), not when the client leaves mid-request, since the fast
+// path does not read while it answers.
+func (r *FastRequest) Context() context.Context { return r.ctx }
 
 // field is one header field of a FastRequest.
 type field struct{ name, value []byte }
@@ -106,9 +113,9 @@ func hasPrefixFold(name []byte, prefixes []string) bool {
 func parseHead(b []byte, r *FastRequest) (res parseResult, n int) {
 	end := bytes.Index(b, []byte("\r\n\r\n"))
 	if end < 0 {
-		if len(b) > 0 && !startsLikeGet(b) || bareLF(b) {
-			// Not worth waiting for (h2c's preface, POST, ...), or never ending in
-			// CRLFCRLF (lines ended by LF alone): net/http answers it now.
+		if len(b) > 0 && !startsLikeGet(b) || bareLF(b) || badStart(b, r) {
+			// Not worth waiting for (h2c's preface, POST, a line already refused), or
+			// never ending in CRLFCRLF (lines ended by LF alone): net/http answers now.
 			return parseDecline, 0
 		}
 		return parseIncomplete, 0
@@ -144,6 +151,26 @@ func parseHead(b []byte, r *FastRequest) (res parseResult, n int) {
 		return parseDecline, 0
 	}
 	return parseOK, end + 4
+}
+
+// badStart reports whether the whole lines at the start of b, an incomplete head,
+// already make it one parseHead declines. It parses into r.
+func badStart(b []byte, r *FastRequest) bool {
+	line, rest, ok := bytes.Cut(b, []byte("\r\n"))
+	if !ok {
+		return false
+	}
+	if !parseRequestLine(line, r) {
+		return true
+	}
+	for {
+		if line, rest, ok = bytes.Cut(rest, []byte("\r\n")); !ok {
+			return false
+		}
+		if name, _, ok := parseField(line); !ok || framingHeader(name) {
+			return true
+		}
+	}
 }
 
 // bareLF reports whether b has an LF not preceded by CR.

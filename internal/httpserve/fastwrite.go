@@ -44,18 +44,14 @@ func (w *FastWriter) Header(status int) {
 	w.buf = append(append(append(w.buf, ' '), http.StatusText(status)...), "\r\n"...)
 }
 
-// Add adds a header field. As net/http does, CR and LF in value become spaces and
+// Add adds a header field. As net/http does, CR and LF in value become spaces, then
 // spaces and tabs around it are dropped, so no value can end the header early.
 func (w *FastWriter) Add(name, value string) {
 	w.buf = append(append(w.buf, name...), ": "...)
-	start := len(w.buf)
-	w.buf = append(w.buf, trimOWS(value)...)
-	for i, c := range w.buf[start:] {
-		if c == '\r' || c == '\n' {
-			w.buf[start+i] = ' '
-		}
+	if strings.ContainsAny(value, "\r\n") {
+		value = strings.NewReplacer("\r", " ", "\n", " ").Replace(value)
 	}
-	w.buf = append(w.buf, "\r\n"...)
+	w.buf = append(append(w.buf, trimOWS(value)...), "\r\n"...)
 }
 
 // AddDate adds a header field whose value is t as an HTTP date.
@@ -65,15 +61,7 @@ func (w *FastWriter) AddDate(name string, t time.Time) {
 }
 
 // trimOWS drops spaces and tabs around s.
-func trimOWS(s string) string {
-	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
-		s = s[:len(s)-1]
-	}
-	return s
-}
+func trimOWS(s string) string { return strings.Trim(s, " \t") }
 
 // errShortBody is a body that ended before the size its answer announced.
 var errShortBody = errors.New("httpserve: body shorter than its Content-Length")
