@@ -41,9 +41,10 @@ type Config struct {
 	Workers   int           // replaces each scenario's worker target when above 0
 	Rate      float64       // open loop: peak arrivals per second; 0 is closed loop
 
-	// Client picks the download client: "fast" (default) is a minimal HTTP/1.1
-	// client for http:// URLs that leaves more CPU to the server; "std" is net/http
-	// (always used for https and for the API).
+	// Client picks the client of the scenarios' requests (downloads and uploads):
+	// "fast" (default) is a minimal HTTP/1.1 client for http:// URLs that leaves more
+	// CPU to the server; "std" is net/http (always used for https, and for setup and
+	// cleanup calls to the API).
 	Client string
 
 	Timeout      time.Duration // per request, including the body

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"encoding/binary"
 	"fmt"
 	"hash/fnv"
 	"image"
@@ -35,23 +36,25 @@ const patternBlock = 64 << 10
 // 64 KiB random block repeated, each repetition XORed with its index so that no two
 // blocks of a file are equal.
 type patternReader struct {
-	block []byte
+	block []byte // patternBlockOf(seed): read only, may be shared
 	off   int64
 	size  int64
 }
 
 func newPatternReader(seed string, size int64) *patternReader {
+	return &patternReader{block: patternBlockOf(seed), size: size}
+}
+
+// patternBlockOf returns the random block a patternReader seeded by seed repeats.
+func patternBlockOf(seed string) []byte {
 	h := fnv.New64a()
 	h.Write([]byte(seed))
 	rng := rand.New(rand.NewPCG(h.Sum64(), 0x636f66666572))
 	block := make([]byte, patternBlock)
 	for i := 0; i < len(block); i += 8 {
-		v := rng.Uint64()
-		for j := 0; j < 8; j++ {
-			block[i+j] = byte(v >> (8 * j))
-		}
+		binary.LittleEndian.PutUint64(block[i:], rng.Uint64())
 	}
-	return &patternReader{block: block, size: size}
+	return block
 }
 
 // Read implements io.Reader.
@@ -64,14 +67,26 @@ func (p *patternReader) Read(b []byte) (int, error) {
 		i := int(p.off % patternBlock)
 		k := copy(b[n:], p.block[i:])
 		k = int(min(int64(k), p.size-p.off))
-		mark := byte(p.off / patternBlock)
-		for j := n; j < n+k; j++ {
-			b[j] ^= mark
-		}
+		xorMark(b[n:n+k], byte(p.off/patternBlock))
 		n += k
 		p.off += int64(k)
 	}
 	return n, nil
+}
+
+// xorMark XORs every byte of b with mark, eight at a time.
+func xorMark(b []byte, mark byte) {
+	if mark == 0 {
+		return
+	}
+	m := uint64(mark) * 0x0101010101010101
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], binary.LittleEndian.Uint64(b[i:])^m)
+	}
+	for ; i < len(b); i++ {
+		b[i] ^= mark
+	}
 }
 
 // The image fixture: a 4000×3000 noisy gradient that encodes to about 5.3 MB of

@@ -2,6 +2,8 @@ package bench
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"image/jpeg"
 	"io"
 	"os"
@@ -34,6 +36,26 @@ func TestPatternReader(t *testing.T) {
 	big, _ := io.ReadAll(newPatternReader("x", 2*patternBlock))
 	if bytes.Equal(big[:patternBlock], big[patternBlock:]) {
 		t.Error("consecutive blocks are equal")
+	}
+}
+
+// TestPatternGolden pins the generated content: fixture directories written by an
+// earlier build and the files a server already holds must stay the same bytes.
+func TestPatternGolden(t *testing.T) {
+	for _, tc := range []struct {
+		size int64
+		sum  string
+	}{
+		{100000, "0275028d7b9f2029f83903d2d2fb168572eaa2983e1b49b605d8e2992059ed4d"},
+		{3*patternBlock + 17, "73aea9bb8f49d50abe1197d9241c149434d91a8552da597a1451df58720a8dd5"},
+	} {
+		h := sha256.New()
+		if _, err := io.Copy(h, newPatternReader("bench-small-100KB.bin", tc.size)); err != nil {
+			t.Fatal(err)
+		}
+		if got := hex.EncodeToString(h.Sum(nil)); got != tc.sum {
+			t.Errorf("%d bytes: sha256 %s, want %s", tc.size, got, tc.sum)
+		}
 	}
 }
 

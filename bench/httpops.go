@@ -1,18 +1,11 @@
 package bench
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
-	"mime/multipart"
 	"net"
 	"net/http"
-	"net/textproto"
-	"strconv"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -120,94 +113,4 @@ func (d *download) do(_ context.Context, w *workerState, start time.Time) outcom
 		o.kind = classify(err)
 	}
 	return o
-}
-
-// upload POSTs a multipart upload of a generated file and records the new file's id
-// in created. The worker goes on to its next upload at once: the files are deleted
-// after the run (endpointRun.deleteUploads), so no DELETE is timed into an upload or
-// takes a worker's time while the run is measured.
-type upload struct {
-	api     *apiClient
-	bucket  string
-	fixture Fixture
-	created *idList
-}
-
-// idList is a list of file ids safe for concurrent use.
-type idList struct {
-	mu  sync.Mutex
-	ids []string
-}
-
-func (l *idList) add(id string) {
-	l.mu.Lock()
-	l.ids = append(l.ids, id)
-	l.mu.Unlock()
-}
-
-// take returns the ids and empties the list.
-func (l *idList) take() []string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	ids := l.ids
-	l.ids = nil
-	return ids
-}
-
-func (u *upload) do(ctx context.Context, w *workerState, start time.Time) outcome {
-	w.seq++
-	name := "bench-upload-" + strconv.Itoa(w.id) + "-" + strconv.Itoa(w.seq) + "-" + u.fixture.Name
-	body, ctype, size := multipartBody(u.bucket, name, u.fixture)
-	defer body.Close()
-	resp, err := u.api.send(ctx, http.MethodPost, "/v1/files", body, ctype, size)
-	if err != nil {
-		return outcome{kind: classify(err), latency: time.Since(start)}
-	}
-	o := outcome{status: resp.StatusCode, kind: statusKind(resp.StatusCode), ttfb: max(time.Since(start), 1)}
-	var out struct {
-		ProcessedFiles []struct {
-			ID string `json:"id"`
-		} `json:"processedFiles"`
-	}
-	err = json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out)
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
-	o.latency = max(time.Since(start), 1)
-	if o.kind == kindOK {
-		o.bytes = max(u.fixture.Size, 0) // payload bytes, without the multipart framing
-		if err != nil || len(out.ProcessedFiles) != 1 {
-			o.kind = kindOther
-		} else {
-			u.created.add(out.ProcessedFiles[0].ID)
-		}
-	}
-	return o
-}
-
-// multipartBody streams an upload form: bucket-id first, then one file[] part
-// holding the fixture's content. size is the body's length, or -1 when unknown.
-func multipartBody(bucket, name string, f Fixture) (io.ReadCloser, string, int64) {
-	var buf bytes.Buffer
-	mw := multipart.NewWriter(&buf)
-	_ = mw.WriteField("bucket-id", bucket) // writes to memory: cannot fail
-	h := textproto.MIMEHeader{}
-	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="file[]"; filename=%q`, name))
-	h.Set("Content-Type", f.ContentType)
-	_, _ = mw.CreatePart(h)
-	head := bytes.Clone(buf.Bytes())
-	buf.Reset()
-	_ = mw.Close()
-	tail := bytes.Clone(buf.Bytes())
-	content := f.Open()
-	size := int64(-1)
-	if f.Size >= 0 {
-		size = int64(len(head)) + f.Size + int64(len(tail))
-	}
-	r := io.MultiReader(bytes.NewReader(head), content, bytes.NewReader(tail))
-	return readCloser{Reader: r, Closer: content}, mw.FormDataContentType(), size
-}
-
-type readCloser struct {
-	io.Reader
-	io.Closer
 }

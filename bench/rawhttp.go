@@ -10,23 +10,29 @@ import (
 	"time"
 )
 
-// rawGet is a minimal HTTP/1.1 keep-alive client for plain-http GETs, one per worker:
-// a prebuilt request, one connection, no goroutines of its own and no allocation
-// per request. net/http costs two goroutine hand-offs and dozens of allocations per
-// request, which on a small machine takes CPU from the server under test; this
-// client is what lets the generator keep up with wrk. It handles Content-Length,
-// chunked and close-delimited bodies, 1xx interim responses, Connection: close and
-// HTTP/1.0, and retries once (like net/http) when a reused connection turns out to
-// be closed before any byte of the answer arrived.
-type rawGet struct {
+// rawConn is a minimal HTTP/1.1 keep-alive client connection for plain http, one per
+// worker: no goroutines of its own and no allocation per request. net/http costs two
+// goroutine hand-offs and dozens of allocations per request, which on a small machine
+// takes CPU from the server under test; this client is what lets the generator keep
+// up with wrk. It reads Content-Length, chunked and close-delimited bodies, 1xx interim
+// responses, Connection: close and HTTP/1.0. rawGet and rawUpload send their requests
+// on it.
+type rawConn struct {
 	addr    string
-	req     []byte
 	timeout time.Duration
 	ctx     context.Context
 	conn    net.Conn
 	br      *bufio.Reader
 	stop    func() bool // unregisters the cancel hook of conn
 	reused  bool
+}
+
+// rawGet GETs one URL over a rawConn with a prebuilt request, and retries once (like
+// net/http) when a reused connection turns out to be closed before any byte of the
+// answer arrived.
+type rawGet struct {
+	rawConn
+	req []byte
 }
 
 // rawBufSize bounds a status or header line.
@@ -56,7 +62,7 @@ func newRawGet(ctx context.Context, u string, cred credentials, timeout time.Dur
 		}
 	}
 	b.WriteString("\r\n")
-	return &rawGet{addr: host, req: b.Bytes(), timeout: timeout, ctx: ctx}, nil
+	return &rawGet{rawConn: rawConn{addr: host, timeout: timeout, ctx: ctx}, req: b.Bytes()}, nil
 }
 
 func bearer(token string) string {
@@ -77,21 +83,9 @@ func (g *rawGet) do(_ context.Context, w *workerState, start time.Time) outcome 
 // try sends the request once; retry says that a reused connection failed before
 // the answer started, so the request may be sent again on a new one.
 func (g *rawGet) try(w *workerState, start time.Time) (o outcome, retry bool) {
-	if g.conn == nil {
-		if err := g.dial(); err != nil {
-			return outcome{kind: classify(err), latency: time.Since(start)}, false
-		}
-	}
-	reused := g.reused
-	_ = g.conn.SetDeadline(time.Now().Add(g.timeout))
-	if _, err := g.conn.Write(g.req); err != nil {
-		g.close()
-		return outcome{kind: classify(err), latency: time.Since(start)}, reused
-	}
-	status, body, err := g.readHead()
+	status, body, retry, err := g.exchange(func(c net.Conn) error { _, err := c.Write(g.req); return err })
 	if err != nil {
-		g.close()
-		return outcome{kind: classify(err), latency: time.Since(start)}, reused && body.fresh
+		return outcome{kind: classify(err), latency: time.Since(start)}, retry
 	}
 	o = outcome{status: status, kind: statusKind(status), ttfb: max(time.Since(start), 1)}
 	o.bytes, err = g.readBody(body, w.buf)
@@ -99,15 +93,44 @@ func (g *rawGet) try(w *workerState, start time.Time) (o outcome, retry bool) {
 	if err != nil {
 		o.kind = classify(err)
 	}
+	g.done(body, err)
+	return o, false
+}
+
+// exchange dials if needed, sends a request with send and reads the answer's head.
+// On an error the connection is closed, and retry says that it was a reused one that
+// failed before the answer started (the request may be sent again on a new one).
+func (g *rawConn) exchange(send func(net.Conn) error) (status int, body bodyInfo, retry bool, err error) {
+	if g.conn == nil {
+		if err := g.dial(); err != nil {
+			return 0, body, false, err
+		}
+	}
+	reused := g.reused
+	_ = g.conn.SetDeadline(time.Now().Add(g.timeout))
+	if err := send(g.conn); err != nil {
+		g.close()
+		return 0, body, reused, err
+	}
+	status, body, err = g.readHead()
+	if err != nil {
+		g.close()
+		return 0, body, reused && body.fresh, err
+	}
+	return status, body, false, nil
+}
+
+// done keeps the connection for the next request unless reading the answer's body
+// failed (err) or the answer ends the connection.
+func (g *rawConn) done(body bodyInfo, err error) {
 	if err != nil || body.close || !body.chunked && body.length < 0 {
 		g.close()
 	} else {
 		g.reused = true
 	}
-	return o, false
 }
 
-func (g *rawGet) dial() error {
+func (g *rawConn) dial() error {
 	d := net.Dialer{Timeout: min(g.timeout, 10*time.Second), KeepAlive: 30 * time.Second}
 	c, err := d.DialContext(g.ctx, "tcp", g.addr)
 	if err != nil {
@@ -124,7 +147,7 @@ func (g *rawGet) dial() error {
 	return nil
 }
 
-func (g *rawGet) close() {
+func (g *rawConn) close() {
 	if g.conn != nil {
 		g.stop()
 		g.conn.Close()

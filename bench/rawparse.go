@@ -12,7 +12,7 @@ import (
 var errMalformed = errors.New("malformed HTTP response")
 
 // readHead reads a status line and headers, skipping 1xx interim answers.
-func (g *rawGet) readHead() (int, bodyInfo, error) {
+func (g *rawConn) readHead() (int, bodyInfo, error) {
 	info := bodyInfo{fresh: true}
 	for {
 		line, err := g.br.ReadSlice('\n')
@@ -43,7 +43,7 @@ func (g *rawGet) readHead() (int, bodyInfo, error) {
 
 // readHeaders reads header lines up to the blank line, noting Content-Length,
 // Transfer-Encoding and Connection.
-func (g *rawGet) readHeaders(info *bodyInfo) error {
+func (g *rawConn) readHeaders(info *bodyInfo) error {
 	for {
 		line, err := g.br.ReadSlice('\n')
 		if err != nil {
@@ -75,7 +75,7 @@ func (g *rawGet) readHeaders(info *bodyInfo) error {
 }
 
 // readBody reads and discards the body, counting its bytes.
-func (g *rawGet) readBody(info bodyInfo, buf []byte) (int64, error) {
+func (g *rawConn) readBody(info bodyInfo, buf []byte) (int64, error) {
 	switch {
 	case info.chunked:
 		return g.readChunked(buf)
@@ -87,7 +87,7 @@ func (g *rawGet) readBody(info bodyInfo, buf []byte) (int64, error) {
 
 // discard reads exactly n bytes into buf, over and over; a body that ends early is
 // io.ErrUnexpectedEOF.
-func (g *rawGet) discard(n int64, buf []byte) (int64, error) {
+func (g *rawConn) discard(n int64, buf []byte) (int64, error) {
 	var got int64
 	for got < n {
 		k, err := g.br.Read(buf[:min(int64(len(buf)), n-got)])
@@ -100,7 +100,7 @@ func (g *rawGet) discard(n int64, buf []byte) (int64, error) {
 }
 
 // readChunked reads a chunked body and its trailers.
-func (g *rawGet) readChunked(buf []byte) (int64, error) {
+func (g *rawConn) readChunked(buf []byte) (int64, error) {
 	var total int64
 	for {
 		line, err := g.br.ReadSlice('\n')

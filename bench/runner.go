@@ -256,8 +256,7 @@ func (ep *endpointRun) cleanup(ctx context.Context, log io.Writer) {
 // opFactory returns the per-worker request maker of sc on ep and the URL it hits.
 func (ep *endpointRun) opFactory(sc Scenario) (func(ctx context.Context, id int) op, string, error) {
 	if sc.Kind == KindUpload {
-		u := &upload{api: ep.api, bucket: ep.bucket, fixture: sc.Fixture, created: &ep.created}
-		return func(context.Context, int) op { return u }, ep.api.base + "/v1/files", nil
+		return ep.uploadFactory(sc)
 	}
 	url := ep.downloadURL(sc)
 	cred := credentials{adminSecret: ep.cfg.AdminSecret, token: ep.cfg.Token}
@@ -277,6 +276,24 @@ func (ep *endpointRun) opFactory(sc Scenario) (func(ctx context.Context, id int)
 	return func(ctx context.Context, _ int) op {
 		return &download{client: base.client, req: base.req.Clone(ctx)}
 	}, url, nil
+}
+
+// uploadFactory is opFactory for an upload scenario: the fast client for plain http
+// and a fixture of known size, else net/http. The form is built once for the run.
+func (ep *endpointRun) uploadFactory(sc Scenario) (func(ctx context.Context, id int) op, string, error) {
+	form := newUploadForm(ep.bucket, sc.Fixture)
+	url := ep.api.base + "/v1/files"
+	if ep.cfg.Client == "fast" && strings.HasPrefix(url, "http://") && sc.Fixture.Size >= 0 {
+		if _, err := newRawUpload(context.Background(), ep.api.base, ep.api.cred, ep.cfg.Timeout, form, &ep.created); err != nil {
+			return nil, "", fmt.Errorf("%s: %w", sc.Name, err)
+		}
+		return func(ctx context.Context, _ int) op {
+			u, _ := newRawUpload(ctx, ep.api.base, ep.api.cred, ep.cfg.Timeout, form, &ep.created) // checked above
+			return u
+		}, url, nil
+	}
+	u := &upload{api: ep.api, form: form, created: &ep.created}
+	return func(context.Context, int) op { return u }, url, nil
 }
 
 // downloadURL is the URL of sc's fixture on ep, with the scenario's query.

@@ -21,6 +21,7 @@ type fakeAPI struct {
 	buckets map[string]bool
 	files   map[string][]byte // id → content
 	bucket  map[string]string // id → bucket
+	names   map[string]string // id → file name
 	uploads int
 	bad     []string // protocol violations seen
 	seq     int
@@ -28,7 +29,8 @@ type fakeAPI struct {
 }
 
 func newFakeAPI() *fakeAPI {
-	return &fakeAPI{buckets: map[string]bool{"default": true}, files: map[string][]byte{}, bucket: map[string]string{}}
+	return &fakeAPI{buckets: map[string]bool{"default": true}, files: map[string][]byte{}, bucket: map[string]string{},
+		names: map[string]string{}}
 }
 
 func (f *fakeAPI) handler() http.Handler {
@@ -97,7 +99,7 @@ func (f *fakeAPI) upload(w http.ResponseWriter, r *http.Request) {
 	content, _ := io.ReadAll(p)
 	f.seq++
 	id := fmt.Sprintf("id-%d", f.seq)
-	f.files[id], f.bucket[id] = content, string(b)
+	f.files[id], f.bucket[id], f.names[id] = content, string(b), p.FileName()
 	f.uploads++
 	f.ops = append(f.ops, 'U')
 	w.WriteHeader(http.StatusCreated)

@@ -23,7 +23,10 @@
 #   scripts/bench-upload.sh [COFFER_BIN ...]
 # Env: ROUNDS (5), SIZE_MB (1024), DUR (10s, each small-upload run), DIR (a directory on
 # the disk under test; default a new one under /tmp), SMALL_ROUNDS (2), SKIP_LARGE=1,
-# SKIP_SMALL=1, SKIP_SQLITE=1 (PostgreSQL only), KEEP (1). Prints the load average with each section.
+# SKIP_SMALL=1, SKIP_SQLITE=1 (PostgreSQL only), KEEP (1), BENCH_TOOL (the coffer binary
+# whose `coffer bench` runs step 2; default the last one given), BENCH_TOOLS ("A B ...":
+# several, each in turn after wrk, reported as bench0, bench1, ...). Prints the load
+# average with each section.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${ROUNDS:-5} size_mb=${SIZE_MB:-1024} dur=${DUR:-10s} small_rounds=${SMALL_ROUNDS:-2} keep=${KEEP:-1}
@@ -43,7 +46,10 @@ if [ ${#bins[@]} -eq 0 ]; then
   go build -o "$work/coffer" ./cmd/coffer
   bins=("$work/coffer")
 fi
-tool=${BENCH_TOOL:-${bins[-1]}} # runs `coffer bench` (default: the last binary)
+read -ra tools <<<"${BENCH_TOOLS:-${BENCH_TOOL:-${bins[-1]}}}" # run `coffer bench`
+labels=(wrk bench) # small-upload clients, in the order each round runs them
+[ ${#tools[@]} -eq 1 ] || labels=(wrk $(for i in "${!tools[@]}"; do echo "bench$i"; done))
+tool_of() { local i=${1#bench}; echo "${tools[${i:-0}]}"; } # tool_of LABEL: its binary
 
 . scripts/lib/loopback.sh # port, wait_port
 # cpu_s PID: the process's user+system CPU seconds so far; user_s PID: user alone.
@@ -53,13 +59,15 @@ now() { date +%s.%N; }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 
-# start NAME BIN [DATABASE_URL]: starts a server; sets port_NAME and pid_NAME.
+# start NAME BIN [DATABASE_URL]: starts a server on a new data directory; sets port_NAME
+# and pid_NAME.
 start() {
-  local name=$1 bin=$2 db=${3:-} port
+  local name=$1 bin=$2 db=${3:-} port data
   port=$(port)
-  rm -rf "$work/data-$name"
-  mkdir -p "$work/data-$name"
-  "$bin" serve --listen "127.0.0.1:$port" --data-dir "$work/data-$name" --admin-secret "$secret" \
+  nstarts=$((${nstarts:-0} + 1))
+  data="$work/data-$name-$nstarts"
+  mkdir -p "$data"
+  "$bin" serve --listen "127.0.0.1:$port" --data-dir "$data" --admin-secret "$secret" \
     ${db:+--database-url "$db"} --log-level error --access-log off --image-worker /nonexistent \
     >"$work/log-$name" 2>&1 &
   pids+=($!)
@@ -156,7 +164,8 @@ end
 EOF
 }
 
-# small_run NAME TOOL: one 100 KB c=50 run; prints "req_s cpu_us_per_req
+# small_run NAME LABEL: one 100 KB c=50 run with wrk, or with tool N (label benchN, or
+# bench for the only one); prints "req_s cpu_us_per_req
 # client_cpu_us_per_req" (the load tool's own CPU: the two tools share the 2 cores
 # with the server, so a hungrier client leaves the server less).
 small_run() {
@@ -171,7 +180,7 @@ small_run() {
   else
     # its own figures: req/s and the server's CPU during the run (the uploads are
     # deleted after it)
-    "$tool" bench --target "http://127.0.0.1:$port" --admin-secret "$secret" --scenario upload_small_file \
+    "$(tool_of "$2")" bench --target "http://127.0.0.1:$port" --admin-secret "$secret" --scenario upload_small_file \
       --ramp 0s --hold "$dur" --workers 50 --server-pid "$pid" --quiet --json "$work/bench.json" >"$work/bench.out" 2>&1
     python3 -c '
 import json, sys
@@ -191,23 +200,46 @@ small() {
   echo "   empty server; load before: $(loadavg)"
   : >"$work/small.txt"
   for r in $(seq "$small_rounds"); do
-    for t in wrk bench; do
-      for i in "${!bins[@]}"; do
+    for t in "${labels[@]}"; do
+      for i in $(order "$r"); do
+        settle "$db"
         start "s$i" "${bins[$i]}" "$(fresh_db "$db" "$i")"
         echo "s$i $t $(small_run "s$i" "$t")" | tee -a "$work/small.txt"
         stop_all
+        rm -rf "$work"/data-s*
       done
     done
   done
   for i in "${!bins[@]}"; do
-    for t in wrk bench; do
-      printf "s%s %-5s median %7.0f uploads/s  server CPU %5.0f µs/upload  client CPU %5.0f µs/upload  (%s)\n" "$i" "$t" \
+    for t in "${labels[@]}"; do
+      printf "s%s %-6s median %7.0f uploads/s  server CPU %5.0f µs/upload  client CPU %5.0f µs/upload  (%s)\n" "$i" "$t" \
         "$(awk -v n="s$i" -v t="$t" '$1 == n && $2 == t { print $3 }' "$work/small.txt" | median)" \
         "$(awk -v n="s$i" -v t="$t" '$1 == n && $2 == t { print $4 }' "$work/small.txt" | median)" \
-        "$(awk -v n="s$i" -v t="$t" '$1 == n && $2 == t { print $5 }' "$work/small.txt" | median)" "${bins[$i]}"
+        "$(awk -v n="s$i" -v t="$t" '$1 == n && $2 == t { print $5 }' "$work/small.txt" | median)" \
+        "${bins[$i]}$([ "$t" = wrk ] || echo ", tool $(tool_of "$t")")"
     done
   done
   echo "load after: $(loadavg)"
+}
+
+# order ROUND: the servers' indexes in the order round ROUND runs them: reversed every
+# other round (A B, B A, A B, ...), so that no server always runs after the same one.
+# With a fixed order, an A/A test (one binary twice, PostgreSQL, 3 rounds) gave the
+# second server 1.39x the first's wrk uploads/s. From the second round on, the first
+# ran right after the other's `coffer bench` run had deleted its ~10,000 uploads, the
+# second after no deletion; probably why (mass deletes can slow the next file
+# creations: ext4 passes over recently freed inodes when it allocates one, and `perf`
+# showed that search as most of a create's CPU on this VM's disk). Now every run's
+# data directory is also removed right after it, so every run follows a mass delete.
+order() {
+  if [ $(($1 % 2)) = 1 ]; then seq 0 $((${#bins[@]} - 1)); else seq $((${#bins[@]} - 1)) -1 0; fi
+}
+
+# settle [DATABASE_URL]: lets the previous run's writes reach the disk (and PostgreSQL
+# write its dirty pages) before the next run starts.
+settle() {
+  sync
+  [ -z "${1:-}" ] || psql -q "$1" -c CHECKPOINT
 }
 
 # fresh_db URL N: with a PostgreSQL URL, (re)creates database coffer_bench_upload_N

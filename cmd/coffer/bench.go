@@ -69,7 +69,7 @@ func (f *benchFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&f.stages, "stages", "", "schedule TARGET@DURATION,... replacing --ramp/--hold and the scenario's workers, e.g. 10@1m,0@1m,40@3m")
 	fs.IntVar(&c.Workers, "workers", 0, "worker target of every scenario (default: the scenario's own)")
 	fs.Float64Var(&c.Rate, "rate", 0, "open loop: peak requests/s following the schedule's shape (default: closed loop)")
-	fs.StringVar(&c.Client, "http-client", c.Client, "download client: fast (minimal HTTP/1.1, http:// only) or std (net/http)")
+	fs.StringVar(&c.Client, "http-client", c.Client, "client of the downloads and uploads: fast (minimal HTTP/1.1, http:// only) or std (net/http)")
 	fs.DurationVar(&c.Timeout, "timeout", c.Timeout, "per-request timeout, body included")
 	fs.DurationVar(&c.GracefulStop, "graceful-stop", c.GracefulStop, "let in-flight requests finish this long after the schedule ends")
 	fs.DurationVar(&c.Interval, "interval", c.Interval, "time-series resolution")

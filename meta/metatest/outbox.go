@@ -202,6 +202,8 @@ func testFailedChangeNoEvent(t *testing.T, s meta.Store) {
 	must(t, o.BeginUpload(ctx, dup.BlobKey, nil))
 	must(t, o.BeginUpload(ctx, fresh.BlobKey, nil))
 	wantCode(t, o.CreateFiles(ctx, []*coffer.File{fresh, dup}), coffer.ECONFLICT)
+	wantCode(t, o.CreateFiles(ctx, []*coffer.File{dup}), coffer.ECONFLICT)
+	wantCode(t, o.CreateFiles(ctx, []*coffer.File{newFile(coffer.DefaultBucketID, "no intent")}), coffer.EABORTED)
 	wrong := "not-the-key"
 	key := newKey()
 	must(t, o.BeginUpload(ctx, key, nil))

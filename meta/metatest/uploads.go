@@ -21,6 +21,7 @@ var uploadTests = []test{
 	{"Upload/ConcurrentCommit", testConcurrentCommit},
 	{"Upload/CreateFiles", testCreateFiles},
 	{"Upload/CreateFilesErrors", testCreateFilesErrors},
+	{"Upload/CreateOneFileErrors", testCreateOneFileErrors},
 	{"Upload/Abort", testAbort},
 	{"Upload/StaleIntents", testStaleIntents},
 	{"Upload/BlobReferenced", testBlobReferenced},
@@ -311,6 +312,52 @@ func testCreateFilesErrors(t *testing.T, s meta.Store) {
 			wantCode(t, err, coffer.ENOTFOUND)
 			if _, ok := intentKeys(t, s)[good.BlobKey]; !ok {
 				t.Error("a failed CreateFiles removed an intent")
+			}
+		})
+	}
+	page, err := s.ListFiles(t.Context(), coffer.ListOptions{BucketID: coffer.DefaultBucketID})
+	must(t, err)
+	if len(page.Files) != 1 {
+		t.Errorf("files visible after failed CreateFiles: %v", ids(page.Files))
+	}
+}
+
+// testCreateOneFileErrors checks CreateFiles of a single file (PostgreSQL commits it in
+// one statement, without a transaction): the same errors in the same order as in a
+// transaction (a taken id or a missing bucket before a missing intent), and nothing
+// written.
+func testCreateOneFileErrors(t *testing.T, s meta.Store) {
+	existing := createNames(t, s, coffer.DefaultBucketID, "exists")[0]
+	tests := []struct {
+		name   string
+		mutate func(f *coffer.File)
+		intent bool // record an intent for f
+		want   string
+	}{
+		{"id exists", func(f *coffer.File) { f.ID = existing.ID }, true, coffer.ECONFLICT},
+		{"id exists, intent missing", func(f *coffer.File) { f.ID = existing.ID }, false, coffer.ECONFLICT},
+		{"bucket missing", func(f *coffer.File) { f.BucketID = "nope" }, true, coffer.ENOTFOUND},
+		{"bucket missing, intent missing", func(f *coffer.File) { f.BucketID = "nope" }, false, coffer.ENOTFOUND},
+		{"intent missing", func(f *coffer.File) {}, false, coffer.EABORTED},
+		{"intent of an uploaded file's blob", func(f *coffer.File) { f.BlobKey = existing.BlobKey }, false, coffer.EABORTED},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFile(coffer.DefaultBucketID, "alone")
+			tt.mutate(f)
+			if tt.intent {
+				must(t, s.BeginUpload(t.Context(), f.BlobKey, nil))
+			}
+			wantCode(t, s.CreateFiles(t.Context(), []*coffer.File{f}), tt.want)
+			if _, ok := intentKeys(t, s)[f.BlobKey]; ok != tt.intent {
+				t.Errorf("intent there: %v, want %v (a failed CreateFiles keeps it)", ok, tt.intent)
+			}
+			got, err := s.GetFile(t.Context(), f.ID)
+			if f.ID == existing.ID {
+				must(t, err)
+				checkFile(t, got, existing)
+			} else {
+				wantCode(t, err, coffer.ENOTFOUND)
 			}
 		})
 	}

@@ -17,7 +17,10 @@ type core = sqlcore.Store
 // migration may hold several statements.
 type conn struct{ pool *pgxpool.Pool }
 
-var _ sqlcore.DB = conn{}
+var (
+	_ sqlcore.DB        = conn{}
+	_ sqlcore.RowWriter = conn{}
+)
 
 // querier is what both the pool and a transaction offer.
 type querier interface {
@@ -76,4 +79,10 @@ func (c conn) Tx(ctx context.Context, fn func(sqlcore.Querier) error) error {
 // Write runs one writing statement on the pool (its own implicit transaction).
 func (c conn) Write(ctx context.Context, q string, args ...any) (int64, error) {
 	return on{c.pool}.Exec(ctx, q, args...)
+}
+
+// WriteScan runs one writing statement that returns a row on the pool (its own
+// implicit transaction: one round trip) and scans the row into dest.
+func (c conn) WriteScan(ctx context.Context, q string, args []any, dest ...any) error {
+	return on{c.pool}.QueryRow(ctx, q, args...).Scan(dest...)
 }

@@ -37,6 +37,9 @@ type Dialect struct {
 	Contains func(haystack, needle string) string
 	// HasPrefix renders "col starts with prefix", appending its arguments to *args.
 	HasPrefix func(col string, prefix string, args *[]any) string
+	// WritableCTE is set when INSERT and DELETE may run inside WITH (PostgreSQL): with
+	// a DB that is a RowWriter, CreateFiles then commits a file in one statement.
+	WritableCTE bool
 	// True and False are the literals a boolean column is compared with.
 	True, False string
 	// Filter renders filters, appending arguments to *args (placeholders "?").

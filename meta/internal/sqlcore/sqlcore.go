@@ -61,12 +61,22 @@ type Store struct {
 	d  *Dialect
 	// fileCols is fileCols(d), built once.
 	fileCols string
+	// rowWriter is db when the dialect has WritableCTE and db is a RowWriter: an
+	// upload of one file then commits in one statement (createOneQ, built once).
+	rowWriter  RowWriter
+	createOneQ string
 	// onEvent runs after a transaction that stored a webhook event commits.
 	onEvent atomic.Pointer[func()]
 }
 
 // New returns a Store over db in dialect d (see Dialect for what must be set).
-func New(db DB, d *Dialect) *Store { return &Store{db: db, d: d, fileCols: fileCols(d)} }
+func New(db DB, d *Dialect) *Store {
+	s := &Store{db: db, d: d, fileCols: fileCols(d)}
+	if rw, ok := db.(RowWriter); ok && d.WritableCTE {
+		s.rowWriter, s.createOneQ = rw, s.createOneSQL()
+	}
+	return s
+}
 
 // write runs fn in a transaction and maps its error.
 func (s *Store) write(ctx context.Context, what string, fn func(Querier) error) error {

@@ -51,9 +51,14 @@ func (s *Store) insertIntent(ctx context.Context, exec func(context.Context, str
 func deleteIntent(ctx context.Context, tx Querier, blobKey string) error {
 	n, err := tx.Exec(ctx, `DELETE FROM upload_intents WHERE blob_key = ?`, blobKey)
 	if err == nil && n == 0 {
-		err = coffer.Errorf(coffer.EABORTED, "the upload was abandoned (no upload intent for its blob); retry")
+		err = errNoIntent()
 	}
 	return err
+}
+
+// errNoIntent is the EABORTED of a commit whose upload intent is gone.
+func errNoIntent() error {
+	return coffer.Errorf(coffer.EABORTED, "the upload was abandoned (no upload intent for its blob); retry")
 }
 
 // CommitUpload applies u to file id, bumps UpdatedAt and removes the intent for
@@ -103,7 +108,23 @@ func (s *Store) CreateFiles(ctx context.Context, files []*coffer.File) error {
 		row.IsUploaded = true
 		rows[i] = row
 	}
-	err := s.writeEmit(ctx, "create files", func(tx Querier, emit emitFunc) error {
+	var err error
+	if s.rowWriter != nil {
+		err = s.createFilesOne(ctx, s.rowWriter, rows, now)
+	} else {
+		err = s.createFilesTx(ctx, rows, now)
+	}
+	if err == nil {
+		for i, f := range files {
+			*f = *rows[i]
+		}
+	}
+	return err
+}
+
+// createFilesTx is CreateFiles in one transaction of several statements per file.
+func (s *Store) createFilesTx(ctx context.Context, rows []*coffer.File, now time.Time) error {
+	return s.writeEmit(ctx, "create files", func(tx Querier, emit emitFunc) error {
 		for _, row := range rows {
 			if err := s.insertFile(ctx, tx, row); err != nil {
 				return err
@@ -117,12 +138,6 @@ func (s *Store) CreateFiles(ctx context.Context, files []*coffer.File) error {
 		}
 		return nil
 	})
-	if err == nil {
-		for i, f := range files {
-			*f = *rows[i]
-		}
-	}
-	return err
 }
 
 // AbortUpload removes the intent for blobKey and a not-yet-uploaded row pointing at it.
