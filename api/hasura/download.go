@@ -64,18 +64,7 @@ func (h *Handler) serveContent(w http.ResponseWriter, r *http.Request, f *coffer
 func fileHeaders(hd http.Header, r *http.Request, f *coffer.File, b *coffer.Bucket) time.Time {
 	vals := make([]string, 0, 9)
 	set := func(k, v string) { vals = append(vals, v); hd[k] = vals[len(vals)-1 : len(vals) : len(vals)] }
-	set("Content-Type", f.MimeType)
-	if !coffer.PassiveType(f.MimeType) {
-		set("Content-Security-Policy", sandboxCSP)
-	}
-	set("Etag", f.ETag)
-	if b.CacheControl != "" { // hasura-storage mirrors it for CDNs (Fastly) in Surrogate-Control
-		set("Cache-Control", b.CacheControl)
-		set("Surrogate-Control", b.CacheControl)
-	}
-	set("Surrogate-Key", f.ID) // purge a file from a CDN by its id
-	set("Content-Disposition", contentDisposition(f, b))
-	set("Accept-Ranges", "bytes")
+	fileFields(f, b, set)
 	modtime := f.UpdatedAt
 	if httpserve.ZeroTime(modtime) || httpserve.HasDateCondition(r.Header) {
 		httpserve.NormalizeDates(r.Header)
@@ -84,6 +73,28 @@ func fileHeaders(hd http.Header, r *http.Request, f *coffer.File, b *coffer.Buck
 	set("Last-Modified", string(httpserve.AppendHTTPDate(make([]byte, 0, 32), modtime)))
 	return time.Time{}
 }
+
+// fileFields calls add with each of a file's response header fields but
+// Last-Modified, which depends on the request (fileHeaders); the fast path writes the
+// same ones (fast.go).
+func fileFields(f *coffer.File, b *coffer.Bucket, add func(k, v string)) {
+	add("Content-Type", f.MimeType)
+	if !coffer.PassiveType(f.MimeType) {
+		add("Content-Security-Policy", sandboxCSP)
+	}
+	add("Etag", f.ETag)
+	if b.CacheControl != "" { // hasura-storage mirrors it for CDNs (Fastly) in Surrogate-Control
+		add("Cache-Control", b.CacheControl)
+		add("Surrogate-Control", b.CacheControl)
+	}
+	add("Surrogate-Key", f.ID) // purge a file from a CDN by its id
+	add("Content-Disposition", contentDisposition(f, b))
+	add("Accept-Ranges", "bytes")
+}
+
+// notModifiedDrops are the fields of fileFields that a 304 leaves out: hasura-storage's
+// (jsonErrors) and http.ServeContent's.
+var notModifiedDrops = map[string]bool{"Content-Disposition": true, "Accept-Ranges": true, "Surrogate-Key": true, "Content-Type": true}
 
 // sandboxCSP is the Content-Security-Policy of every file response whose type is not
 // passive (coffer.PassiveType): the document gets an opaque origin and runs no script,
@@ -132,9 +143,9 @@ func (j *jsonErrors) WriteHeader(code int) {
 	switch {
 	case code == http.StatusNotModified: // hasura-storage: validators and caching only
 		h := j.Header()
-		h.Del("Content-Disposition")
-		h.Del("Accept-Ranges")
-		h.Del("Surrogate-Key")
+		for k := range notModifiedDrops {
+			h.Del(k)
+		}
 	case code == http.StatusPreconditionFailed && !j.Answered():
 		// hasura-storage: an empty body with the file's ETag and caching headers.
 		h := j.Header()

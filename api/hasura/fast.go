@@ -47,32 +47,30 @@ func (h *Handler) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter)
 }
 
 // fastAnswer sends f's answer with body (nil for HEAD), or 304 Not Modified when
-// the request's If-None-Match matches f's ETag.
+// the request's If-None-Match matches f's ETag: the fields getFile's answer has, in
+// the same two cases.
 func (h *Handler) fastAnswer(st *httpserve.FastState, route string, req *httpserve.FastRequest, w *httpserve.FastWriter,
 	f *coffer.File, b *coffer.Bucket, body io.Reader) {
+	size := f.Size
 	if inm, ok := req.Get("If-None-Match"); ok && !httpserve.NoneMatch(inm, f.ETag) {
-		w.Header(304) // the headers getFile's 304 keeps (jsonErrors, http.ServeContent)
-		if b.CacheControl != "" {
-			w.Add("Cache-Control", b.CacheControl)
-		}
-		if !coffer.PassiveType(f.MimeType) {
-			w.Add("Content-Security-Policy", sandboxCSP)
-		}
-		w.Add("Etag", f.ETag)
-		if f.ETag == "" && !httpserve.ZeroTime(f.UpdatedAt) {
-			w.AddDate("Last-Modified", f.UpdatedAt)
-		}
-		if b.CacheControl != "" {
-			w.Add("Surrogate-Control", b.CacheControl)
-		}
-		h.frame.FastHeaders(st, req, w)
-		h.frame.SendFast(st, route, req, w, nil, -1)
-		return
+		w.Header(304)
+		fileFields(f, b, func(k, v string) {
+			if !notModifiedDrops[k] {
+				w.Add(k, v)
+			}
+		})
+		body, size = nil, -1 // no body, no Content-Length
+	} else {
+		w.Header(200)
+		fileFields(f, b, w.Add)
 	}
-	w.Header(200)
-	fastFileHeaders(w, f, b)
+	// Last-Modified: set unless the file has none; a 304 keeps it only without an ETag
+	// (http.ServeContent).
+	if !httpserve.ZeroTime(f.UpdatedAt) && (w.Status == 200 || f.ETag == "") {
+		w.AddDate("Last-Modified", f.UpdatedAt)
+	}
 	h.frame.FastHeaders(st, req, w)
-	h.frame.SendFast(st, route, req, w, body, f.Size)
+	h.frame.SendFast(st, route, req, w, body, size)
 }
 
 // The routes of the fast path's answers, as the metrics name getFile's.
@@ -101,26 +99,4 @@ func fastFileID(req *httpserve.FastRequest) (string, bool) {
 		}
 	}
 	return string(path[len(prefix):]), true
-}
-
-// fastFileHeaders adds fileHeaders' fields (a request without conditions, so
-// Last-Modified is set unless the file has no modification time).
-func fastFileHeaders(w *httpserve.FastWriter, f *coffer.File, b *coffer.Bucket) {
-	w.Add("Accept-Ranges", "bytes")
-	if b.CacheControl != "" {
-		w.Add("Cache-Control", b.CacheControl)
-	}
-	w.Add("Content-Disposition", contentDisposition(f, b))
-	if !coffer.PassiveType(f.MimeType) {
-		w.Add("Content-Security-Policy", sandboxCSP)
-	}
-	w.Add("Content-Type", f.MimeType)
-	w.Add("Etag", f.ETag)
-	if !httpserve.ZeroTime(f.UpdatedAt) {
-		w.AddDate("Last-Modified", f.UpdatedAt)
-	}
-	if b.CacheControl != "" {
-		w.Add("Surrogate-Control", b.CacheControl)
-	}
-	w.Add("Surrogate-Key", f.ID)
 }

@@ -48,11 +48,11 @@ func (f *Frame) SendFast(st *FastState, route string, req *FastRequest, w *FastW
 	if f.Begin != nil {
 		end = f.Begin()
 	}
-	timeout := f.WriteTimeout
-	if timeout > 0 && f.MinWriteRate > 0 && req.Method != "HEAD" {
-		timeout += time.Duration(size / f.MinWriteRate * int64(time.Second))
+	head, timeout := req.Method == "HEAD", f.WriteTimeout
+	if timeout > 0 && !head {
+		timeout = f.writeAllowance(size)
 	}
-	_ = w.Send(body, size, req.Method == "HEAD", timeout)
+	_ = w.Send(body, size, head, timeout)
 	d := time.Since(req.Start)
 	if end != nil {
 		end(route, req.Method, w.Status, d, 0, w.Bytes)

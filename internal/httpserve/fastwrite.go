@@ -49,7 +49,7 @@ func (w *FastWriter) Header(status int) {
 func (w *FastWriter) Add(name, value string) {
 	w.buf = append(append(w.buf, name...), ": "...)
 	if strings.ContainsAny(value, "\r\n") {
-		value = strings.NewReplacer("\r", " ", "\n", " ").Replace(value)
+		value = newlinesToSpaces.Replace(value)
 	}
 	w.buf = append(append(w.buf, trimOWS(value)...), "\r\n"...)
 }
@@ -59,6 +59,9 @@ func (w *FastWriter) AddDate(name string, t time.Time) {
 	w.buf = append(append(w.buf, name...), ": "...)
 	w.buf = append(AppendHTTPDate(w.buf, t), "\r\n"...)
 }
+
+// newlinesToSpaces is what Add does to CR and LF in a value.
+var newlinesToSpaces = strings.NewReplacer("\r", " ", "\n", " ")
 
 // trimOWS drops spaces and tabs around s.
 func trimOWS(s string) string { return strings.Trim(s, " \t") }

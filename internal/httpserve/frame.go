@@ -134,15 +134,20 @@ func (f *Frame) AllowWrite(w http.ResponseWriter, r *http.Request, size int64) {
 	if f.WriteTimeout <= 0 {
 		return
 	}
-	var extra time.Duration
-	if f.MinWriteRate > 0 {
-		extra = time.Duration(size / f.MinWriteRate * int64(time.Second))
-	}
 	if st := StateOf(r); st != nil {
-		st.W.Allow(f.WriteTimeout + extra)
+		st.W.Allow(f.writeAllowance(size))
 		return
 	}
-	SetWriteDeadline(w, r, time.Now().Add(f.WriteTimeout+extra))
+	SetWriteDeadline(w, r, time.Now().Add(f.writeAllowance(size)))
+}
+
+// writeAllowance is the time a response of size bytes gets from its first byte:
+// WriteTimeout, plus size at MinWriteRate (nothing for the size if MinWriteRate is 0).
+func (f *Frame) writeAllowance(size int64) time.Duration {
+	if f.MinWriteRate <= 0 {
+		return f.WriteTimeout
+	}
+	return f.WriteTimeout + time.Duration(size/f.MinWriteRate*int64(time.Second))
 }
 
 // SetWriteDeadline sets the time by which r's response must be written: on its
