@@ -23,6 +23,7 @@ const (
 	ETOOMANY        = "too_many_requests" // 429: this client has too much work in progress; retry later
 	EINUSE          = "in_use"            // 409: refused while it is in use or protected (a bucket holding files)
 	EABORTED        = "aborted"           // 409: lost a race with a concurrent change; retrying may succeed
+	EQUOTA          = "quota_exceeded"    // 507: the tenant's stored bytes or file count would pass its quota
 )
 
 // Error is the domain error: a code for machines and a message safe to show to clients.

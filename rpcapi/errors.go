@@ -29,6 +29,7 @@ var codeOf = map[string]connect.Code{
 	coffer.ENOTIMPLEMENTED: connect.CodeUnimplemented,
 	coffer.EUNAVAILABLE:    connect.CodeUnavailable,
 	coffer.ETOOMANY:        connect.CodeResourceExhausted,
+	coffer.EQUOTA:          connect.CodeResourceExhausted,
 	coffer.EINUSE:          connect.CodeFailedPrecondition,
 	coffer.EABORTED:        connect.CodeAborted,
 }

@@ -94,6 +94,7 @@ var statusOf = map[string]int{
 	coffer.ENOTIMPLEMENTED: http.StatusNotImplemented,
 	coffer.EUNAVAILABLE:    http.StatusServiceUnavailable,
 	coffer.ETOOMANY:        http.StatusTooManyRequests,
+	coffer.EQUOTA:          http.StatusInsufficientStorage,
 	coffer.EINUSE:          http.StatusConflict,
 	coffer.EABORTED:        http.StatusConflict,
 }

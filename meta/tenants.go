@@ -1,0 +1,55 @@
+package meta
+
+import (
+	"context"
+
+	"github.com/coffer/coffer"
+)
+
+// Tenanted is a store shared by many tenants (both SQL stores are). Every row it
+// holds carries its tenant, and ForTenant returns the view of one tenant: every
+// method of the view (Store, and Outbox, Rejections and Usage where the store
+// implements them) reads and writes that tenant's rows only, so a tenant's requests
+// cannot reach another's data even by naming its ids; another tenant's row answers
+// as a missing one does (ENOTFOUND), and bucket ids, rules and named files are unique
+// per tenant only. ForTenant(coffer.DefaultTenantID) is the store as it was before
+// tenants: the rows of a deployment with no tenants. A view's Close does nothing
+// (the shared store owns the connections); its Ping pings them.
+//
+// Outbox's ClaimDeliveries, FinishDelivery, ReleaseClaims and Prune work across
+// tenants on any view (the dispatcher is one per node); every other method is scoped.
+type Tenanted interface {
+	ForTenant(id string) Store
+}
+
+// Tenants is the registry of tenants, kept in the metadata database so that every
+// node sees the same tenants. Host names are unique across tenants.
+type Tenants interface {
+	// CreateTenant stores t (ID, Hosts, Settings, Quota set by the caller; State
+	// active when empty), setting CreatedAt/UpdatedAt. ECONFLICT if the id or one of
+	// its hosts is taken, EINVALID for the default tenant's id.
+	CreateTenant(ctx context.Context, t *coffer.Tenant) error
+	// GetTenant returns ENOTFOUND if there is no such tenant.
+	GetTenant(ctx context.Context, id string) (*coffer.Tenant, error)
+	// ListTenants returns every tenant ordered by id.
+	ListTenants(ctx context.Context) ([]*coffer.Tenant, error)
+	// UpdateTenant applies u and bumps UpdatedAt; ENOTFOUND if missing, ECONFLICT if
+	// a new host is another tenant's.
+	UpdateTenant(ctx context.Context, id string, u coffer.TenantUpdate) (*coffer.Tenant, error)
+	// PurgeTenant removes up to limit of tenant id's files (rows, intents and
+	// rejections) and returns the blob keys they referenced, for the caller to delete.
+	// When the tenant has no file left it removes the rest (buckets, rules, webhooks
+	// and their deliveries, usage, the tenant row) and reports done. It is safe to
+	// call again after a crash at any point; blobs of rows already removed are
+	// orphans the sweeper finds. ENOTFOUND if there is no such tenant; EINVALID for
+	// the default tenant.
+	PurgeTenant(ctx context.Context, id string, limit int) (blobKeys []string, done bool, err error)
+}
+
+// Usage is a tenant view's stored usage, kept exactly in the transaction of every
+// change to an uploaded file. A change that would take the tenant past its quota
+// (coffer.Quota, from its Tenants row; the default tenant has none) fails with
+// EQUOTA and changes nothing, so concurrent uploads cannot overshoot it.
+type Usage interface {
+	Usage(ctx context.Context) (coffer.Usage, error)
+}
