@@ -73,6 +73,9 @@ type Multipart interface {
 // Multipart returns the driver's Multipart capability, behind the Store's key checks,
 // error wrapping and counters; false if the driver has none.
 func (s *Store) Multipart() (Multipart, bool) {
+	if s.prefix != "" {
+		return nil, false // see ForTenant
+	}
 	m, ok := As[Multipart](s.d)
 	if !ok {
 		return nil, false

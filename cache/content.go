@@ -42,9 +42,17 @@ const entryOverhead = 128
 // Content serves small blobs from memory or, on disk from sendfileMin up, from files
 // it keeps open. Entries are keyed by blob key, which is never reused, so they need
 // no invalidation (eviction is by size); Forget drops a deleted blob's entry.
+//
+// One Content serves every tenant: ForTenant returns a tenant's view, which shares
+// the cache and its bound, reads through the tenant's blob store and keys its entries
+// apart (blob keys of different tenants' stores may be equal).
 type Content struct {
 	blobs *blob.Store
-	cfg   ContentConfig
+	// keyPrefix is put before the blob key of this view's entries: "" for the
+	// default tenant, "<tenant>/" for others. Tenants' blob stores may be separate
+	// (a tenant's own S3 bucket), where equal keys name different bytes.
+	keyPrefix string
+	cfg       ContentConfig
 	c     *otter.Cache[string, *entry] // nil when disabled
 	stats *stats.Counter
 }
@@ -81,6 +89,14 @@ func NewContent(blobs *blob.Store, cfg ContentConfig) (*Content, error) {
 	return c, err
 }
 
+// ForTenant returns tenant's view of the cache, reading through blobs (that tenant's
+// blob store).
+func (c *Content) ForTenant(tenant string, blobs *blob.Store) *Content {
+	v := *c
+	v.blobs, v.keyPrefix = blobs, tenantKey(tenant, "")
+	return &v
+}
+
 // Stats returns the hit, miss and eviction counts.
 func (c *Content) Stats() stats.Stats { return c.stats.Snapshot() }
 
@@ -96,7 +112,7 @@ func (c *Content) WeightedSize() uint64 {
 // disk space until evicted.
 func (c *Content) Forget(key string) {
 	if c.c != nil {
-		c.c.Invalidate(key)
+		c.c.Invalidate(c.keyPrefix + key)
 	}
 }
 
@@ -111,7 +127,8 @@ func (c *Content) Open(ctx context.Context, key string, size int64) (r blob.Read
 	}
 	loaded := false
 	var files []*sharedFile // opened by our loads: otter may drop a load and run another
-	e, err := c.c.Get(ctx, key, otter.LoaderFunc[string, *entry](func(ctx context.Context, key string) (*entry, error) {
+	ck := c.keyPrefix + key
+	e, err := c.c.Get(ctx, ck, otter.LoaderFunc[string, *entry](func(ctx context.Context, _ string) (*entry, error) {
 		loaded = true
 		e, err := c.load(ctx, key, size)
 		if err == nil && e.f != nil {
@@ -123,7 +140,7 @@ func (c *Content) Open(ctx context.Context, key string, size int64) (r blob.Read
 		r, hit, err = c.reader(ctx, key, e, !loaded)
 	}
 	if len(files) > 0 { // after reader took its reference
-		c.dropUncached(key, files)
+		c.dropUncached(ck, files)
 	}
 	return r, hit, err
 }
@@ -141,10 +158,10 @@ func (c *Content) reader(ctx context.Context, key string, e *entry, hit bool) (b
 }
 
 // dropUncached lets go of the cache's reference to files our loads opened that the
-// cache does not hold: otter drops a load that an invalidation (Forget) raced with,
+// cache does not hold under its key ck: otter drops a load that an invalidation (Forget) raced with,
 // with no deletion event, and may load again.
-func (c *Content) dropUncached(key string, files []*sharedFile) {
-	got, ok := c.c.GetEntryQuietly(key)
+func (c *Content) dropUncached(ck string, files []*sharedFile) {
+	got, ok := c.c.GetEntryQuietly(ck)
 	for _, f := range files {
 		if !ok || got.Value.f != f {
 			f.dropCacheRef()

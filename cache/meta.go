@@ -3,6 +3,8 @@ package cache
 import (
 	"context"
 	"errors"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -40,53 +42,96 @@ func (c MetaConfig) Validate() error {
 // discarded (otter guarantees it), and one racing with a Flush is dropped by its
 // caller (flushes counts them: otter's InvalidateAll leaves loads in flight alone),
 // so a cache never keeps a row older than the newest invalidation.
+//
+// One Meta serves every tenant: ForTenant returns a tenant's view, which shares the
+// caches, their bounds and counters, and keys its entries apart by the tenant (see
+// tenantKey), so that a view never answers another tenant's row even for the same id.
 type Meta struct {
-	store   meta.Store // the wrapped store: not embedded, so every method is written out
+	*metaCaches
+	store meta.Store // the wrapped store: not embedded, so every method is written out
+	// tenant is this view's tenant (coffer.DefaultTenantID for NewMeta's); keyPrefix
+	// is tenantKey(tenant, ""), put before every key of this view's entries.
+	tenant, keyPrefix string
+	// Loaders made once per view, so a cache hit allocates no closure.
+	fileLoader   otter.Loader[string, *coffer.File]
+	bucketLoader otter.Loader[string, *coffer.Bucket]
+}
+
+// metaCaches is what every tenant's view of one Meta shares.
+type metaCaches struct {
 	flushes atomic.Uint64
 	files   *otter.Cache[string, *coffer.File]
 	buckets *otter.Cache[string, *coffer.Bucket]
 	fstats  *stats.Counter
 	bstats  *stats.Counter
-	onRules atomic.Pointer[func()]
-	// Loaders made once, so a cache hit allocates no closure.
-	fileLoader   otter.Loader[string, *coffer.File]
-	bucketLoader otter.Loader[string, *coffer.Bucket]
+	// onRules holds each tenant's rules-changed function (OnRulesChanged).
+	rulesMu sync.Mutex
+	onRules map[string]func()
 }
 
 var _ meta.Store = (*Meta)(nil)
 
-// NewMeta wraps s.
+// tenantKey is the cache key of id (a file or bucket id, or "" for the prefix alone)
+// in tenant's entries: the id itself for the default tenant, so that a deployment
+// without tenants keys as before, and "<tenant>/<id>" for others. Neither tenant ids
+// nor file and bucket ids contain "/", so keys of two tenants never meet. The
+// invalidation bus's keys name entries the same way ("f:<tenant>/<id>").
+func tenantKey(tenant, id string) string {
+	if tenant == coffer.DefaultTenantID {
+		return id
+	}
+	return tenant + "/" + id
+}
+
+// NewMeta wraps s, as the default tenant's view.
 func NewMeta(s meta.Store, cfg MetaConfig) (*Meta, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Meta{store: s, fstats: stats.NewCounter(), bstats: stats.NewCounter()}
-	m.fileLoader = otter.LoaderFunc[string, *coffer.File](m.loadFile)
-	m.bucketLoader = otter.LoaderFunc[string, *coffer.Bucket](m.loadBucket)
+	c := &metaCaches{fstats: stats.NewCounter(), bstats: stats.NewCounter(), onRules: map[string]func(){}}
 	var err error
-	m.files, err = otter.New(&otter.Options[string, *coffer.File]{
+	c.files, err = otter.New(&otter.Options[string, *coffer.File]{
 		MaximumSize:      cfg.Files,
 		ExpiryCalculator: otter.ExpiryWriting[string, *coffer.File](cfg.TTL),
-		StatsRecorder:    m.fstats,
+		StatsRecorder:    c.fstats,
 	})
 	if err != nil {
 		return nil, err
 	}
-	m.buckets, err = otter.New(&otter.Options[string, *coffer.Bucket]{
+	c.buckets, err = otter.New(&otter.Options[string, *coffer.Bucket]{
 		MaximumSize:      cfg.Buckets,
 		ExpiryCalculator: otter.ExpiryWriting[string, *coffer.Bucket](cfg.TTL),
-		StatsRecorder:    m.bstats,
+		StatsRecorder:    c.bstats,
 	})
-	return m, err
+	if err != nil {
+		return nil, err
+	}
+	return c.view(coffer.DefaultTenantID, s), nil
+}
+
+// ForTenant returns tenant's view of the cache over s, that tenant's view of the
+// store m wraps (meta.Tenanted). It shares m's caches; see Meta.
+func (m *Meta) ForTenant(tenant string, s meta.Store) *Meta { return m.view(tenant, s) }
+
+// view builds tenant's view over s.
+func (c *metaCaches) view(tenant string, s meta.Store) *Meta {
+	m := &Meta{metaCaches: c, store: s, tenant: tenant, keyPrefix: tenantKey(tenant, "")}
+	m.fileLoader = otter.LoaderFunc[string, *coffer.File](m.loadFile)
+	m.bucketLoader = otter.LoaderFunc[string, *coffer.Bucket](m.loadBucket)
+	return m
 }
 
 // Unwrap returns the wrapped store (for optional capabilities such as Migrate).
 func (m *Meta) Unwrap() meta.Store { return m.store }
 
-// OnRulesChanged sets fn to run when the rules document changes (through this store or,
-// via Invalidate, another node) or the cache is flushed: the service reloads its
-// compiled rules then.
-func (m *Meta) OnRulesChanged(fn func()) { m.onRules.Store(&fn) }
+// OnRulesChanged sets fn to run when this view's tenant's rules document changes
+// (through this store or, via Invalidate, another node) or the cache is flushed: the
+// tenant's service reloads its compiled rules then.
+func (m *Meta) OnRulesChanged(fn func()) {
+	m.rulesMu.Lock()
+	defer m.rulesMu.Unlock()
+	m.onRules[m.tenant] = fn
+}
 
 // FileStats and BucketStats return the hit, miss and eviction counts.
 func (m *Meta) FileStats() stats.Stats   { return m.fstats.Snapshot() }
@@ -99,8 +144,8 @@ type notUploaded struct{ f *coffer.File }
 func (notUploaded) Error() string { return "file not uploaded" }
 
 // loadFile is the file loader: uploaded rows are cached, others passed through.
-func (m *Meta) loadFile(ctx context.Context, id string) (*coffer.File, error) {
-	f, err := m.store.GetFile(ctx, id)
+func (m *Meta) loadFile(ctx context.Context, key string) (*coffer.File, error) {
+	f, err := m.store.GetFile(ctx, key[len(m.keyPrefix):])
 	switch {
 	case coffer.ErrorCode(err) == coffer.ENOTFOUND:
 		return nil, otter.ErrNotFound
@@ -113,8 +158,8 @@ func (m *Meta) loadFile(ctx context.Context, id string) (*coffer.File, error) {
 }
 
 // loadBucket is the bucket loader.
-func (m *Meta) loadBucket(ctx context.Context, id string) (*coffer.Bucket, error) {
-	b, err := m.store.GetBucket(ctx, id)
+func (m *Meta) loadBucket(ctx context.Context, key string) (*coffer.Bucket, error) {
+	b, err := m.store.GetBucket(ctx, key[len(m.keyPrefix):])
 	if coffer.ErrorCode(err) == coffer.ENOTFOUND {
 		return nil, otter.ErrNotFound
 	}
@@ -123,10 +168,11 @@ func (m *Meta) loadBucket(ctx context.Context, id string) (*coffer.Bucket, error
 
 // GetFile answers uploaded files from the cache; others always come from the store.
 func (m *Meta) GetFile(ctx context.Context, id string) (*coffer.File, error) {
-	key, ok := meta.FileID(id)
+	id, ok := meta.FileID(id)
 	if !ok {
 		return m.store.GetFile(ctx, id)
 	}
+	key := m.fileKey(id)
 	flushes := m.flushes.Load()
 	f, err := m.files.Get(ctx, key, m.fileLoader)
 	if m.flushes.Load() != flushes { // the row may have been loaded before the flush
@@ -137,7 +183,7 @@ func (m *Meta) GetFile(ctx context.Context, id string) (*coffer.File, error) {
 	case errors.As(err, &nu):
 		return nu.f, nil
 	case errors.Is(err, otter.ErrNotFound):
-		return m.store.GetFile(ctx, key) // the store's own ENOTFOUND error
+		return m.store.GetFile(ctx, id) // the store's own ENOTFOUND error
 	case err != nil:
 		return nil, err
 	}
@@ -147,10 +193,11 @@ func (m *Meta) GetFile(ctx context.Context, id string) (*coffer.File, error) {
 
 // GetBucket answers from the cache.
 func (m *Meta) GetBucket(ctx context.Context, id string) (*coffer.Bucket, error) {
+	key := m.bucketKey(id)
 	flushes := m.flushes.Load()
-	b, err := m.buckets.Get(ctx, id, m.bucketLoader)
+	b, err := m.buckets.Get(ctx, key, m.bucketLoader)
 	if m.flushes.Load() != flushes {
-		m.buckets.Invalidate(id)
+		m.buckets.Invalidate(key)
 	}
 	if errors.Is(err, otter.ErrNotFound) {
 		return m.store.GetBucket(ctx, id) // the store's own ENOTFOUND error
@@ -162,41 +209,74 @@ func (m *Meta) GetBucket(ctx context.Context, id string) (*coffer.Bucket, error)
 	return &c, nil
 }
 
-// Invalidation keys, as sent between nodes: "f:<file id>", "b:<bucket id>", "r" for
-// the rules, "*" for everything.
+// fileKey and bucketKey are the cache keys of this view's file (canonical id) and
+// bucket.
+func (m *Meta) fileKey(id string) string   { return m.keyPrefix + id }
+func (m *Meta) bucketKey(id string) string { return m.keyPrefix + id }
+
+// Invalidation keys, as sent between nodes (meta/postgres's NOTIFY payloads):
+// "f:<file id>", "b:<bucket id>" and "r" (the rules) for the default tenant,
+// "f:<tenant>/<file id>", "b:<tenant>/<bucket id>" and "r:<tenant>" for others, "*"
+// for everything.
 const (
 	prefixFile   = "f:"
 	prefixBucket = "b:"
 	keyRules     = "r"
+	prefixRules  = "r:"
 	keyAll       = "*"
 )
 
-// Invalidate drops what key names (see the constants above); an unknown key flushes
-// everything, erring on the safe side.
+// Invalidate drops what key names (see the constants above), whichever view it is
+// called on; an unknown key flushes everything, erring on the safe side.
 func (m *Meta) Invalidate(key string) {
 	switch {
 	case len(key) > 2 && key[:2] == prefixFile:
-		m.dropFile(key[2:])
+		tenant, id := splitTenant(key[2:])
+		if id, ok := meta.FileID(id); ok {
+			m.files.Invalidate(tenantKey(tenant, id))
+		}
 	case len(key) > 2 && key[:2] == prefixBucket:
-		m.buckets.Invalidate(key[2:])
+		m.buckets.Invalidate(key[2:]) // "<tenant>/<id>" is the bucket's cache key
 	case key == keyRules:
-		m.rulesChanged()
+		m.rulesChanged(coffer.DefaultTenantID)
+	case len(key) > 2 && key[:2] == prefixRules:
+		m.rulesChanged(key[2:])
 	default:
 		m.Flush()
 	}
 }
 
-// Flush drops every entry and reloads the rules.
+// splitTenant splits "<tenant>/<id>" (or "<id>", the default tenant's).
+func splitTenant(s string) (tenant, id string) {
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		return s[:i], s[i+1:]
+	}
+	return coffer.DefaultTenantID, s
+}
+
+// Flush drops every entry of every tenant and reloads every tenant's rules.
 func (m *Meta) Flush() {
 	m.flushes.Add(1)
 	m.files.InvalidateAll()
 	m.buckets.InvalidateAll()
-	m.rulesChanged()
+	m.rulesMu.Lock()
+	fns := make([]func(), 0, len(m.onRules))
+	for _, fn := range m.onRules {
+		fns = append(fns, fn)
+	}
+	m.rulesMu.Unlock()
+	for _, fn := range fns {
+		fn()
+	}
 }
 
-func (m *Meta) rulesChanged() {
-	if fn := m.onRules.Load(); fn != nil {
-		(*fn)()
+// rulesChanged runs tenant's rules-changed function, if it has one.
+func (m *Meta) rulesChanged(tenant string) {
+	m.rulesMu.Lock()
+	fn := m.onRules[tenant]
+	m.rulesMu.Unlock()
+	if fn != nil {
+		fn()
 	}
 }
 
@@ -204,25 +284,28 @@ func (m *Meta) rulesChanged() {
 // store: for a reader that found the row's blob missing (the file changed since).
 func (m *Meta) ForgetFile(id string) { m.dropFile(id) }
 
-// dropFile invalidates a file by id in any spelling.
+// dropFile invalidates one of this view's files by id in any spelling.
 func (m *Meta) dropFile(id string) {
 	if id, ok := meta.FileID(id); ok {
-		m.files.Invalidate(id)
+		m.files.Invalidate(m.fileKey(id))
 	}
 }
 
+// dropBucket invalidates one of this view's buckets.
+func (m *Meta) dropBucket(id string) { m.buckets.Invalidate(m.bucketKey(id)) }
+
 func (m *Meta) CreateBucket(ctx context.Context, b *coffer.Bucket) error {
-	defer m.buckets.Invalidate(b.ID)
+	defer m.dropBucket(b.ID)
 	return m.store.CreateBucket(ctx, b)
 }
 
 func (m *Meta) UpdateBucket(ctx context.Context, id string, u coffer.BucketUpdate) (*coffer.Bucket, error) {
-	defer m.buckets.Invalidate(id)
+	defer m.dropBucket(id)
 	return m.store.UpdateBucket(ctx, id, u)
 }
 
 func (m *Meta) DeleteBucket(ctx context.Context, id string) error {
-	defer m.buckets.Invalidate(id)
+	defer m.dropBucket(id)
 	return m.store.DeleteBucket(ctx, id)
 }
 

@@ -41,9 +41,13 @@ func (c VariantConfig) Validate() error {
 // etag and the canonical transform parameters, so a replaced file (new etag) never
 // gets an old variant; Forget removes a file's variants when it is replaced or
 // deleted. Two tiers: memory (byte-bounded) and, optionally, the blob store.
+//
+// One Variants serves every tenant, as Content does (ForTenant): the memory tier is
+// shared and keyed apart by tenant, the store tier is the tenant's blob store.
 type Variants struct {
-	cfg   VariantConfig
-	blobs *blob.Store
+	cfg       VariantConfig
+	blobs     *blob.Store
+	keyPrefix string // see Content.keyPrefix
 	mem   *otter.Cache[string, []byte] // nil when the memory tier is off
 	stats *stats.Counter
 	log   *slog.Logger
@@ -69,6 +73,14 @@ func NewVariants(blobs *blob.Store, cfg VariantConfig, log *slog.Logger) (*Varia
 	return v, nil
 }
 
+// ForTenant returns tenant's view of the cache, persisting into blobs (that tenant's
+// blob store).
+func (v *Variants) ForTenant(tenant string, blobs *blob.Store) *Variants {
+	c := *v
+	c.blobs, c.keyPrefix = blobs, tenantKey(tenant, "")
+	return &c
+}
+
 // Stats returns the memory tier's hits, misses and evictions.
 func (v *Variants) Stats() stats.Stats { return v.stats.Snapshot() }
 
@@ -81,7 +93,7 @@ func (v *Variants) Get(ctx context.Context, fileID, etag, canonical string, prod
 		return v.load(ctx, key, fileID, produce)
 	}
 	where = "memory"
-	data, err = v.mem.Get(ctx, key, otter.LoaderFunc[string, []byte](func(ctx context.Context, key string) ([]byte, error) {
+	data, err = v.mem.Get(ctx, v.keyPrefix+key, otter.LoaderFunc[string, []byte](func(ctx context.Context, _ string) ([]byte, error) {
 		b, w, err := v.load(ctx, key, fileID, produce)
 		where = w
 		if err == nil && int64(len(b)) > v.cfg.MaxVariant {
@@ -154,8 +166,9 @@ func (v *Variants) room(ctx context.Context, fileID string) bool {
 func (v *Variants) Forget(ctx context.Context, fileID string) {
 	prefix := imaging.VariantPrefix + fileID + "/"
 	if v.mem != nil {
+		mprefix := v.keyPrefix + prefix
 		for k := range v.mem.Keys() {
-			if strings.HasPrefix(k, prefix) {
+			if strings.HasPrefix(k, mprefix) {
 				v.mem.Invalidate(k)
 			}
 		}

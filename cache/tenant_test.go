@@ -1,0 +1,90 @@
+package cache_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/cache"
+	"github.com/coffer/coffer/meta"
+)
+
+// TestMetaTenantViewsKeptApart: two tenants' views of one cache, over two stores
+// holding a file and a bucket under the same ids, each answer their own rows, from
+// the cache once loaded; an invalidation naming one tenant's file (a bus payload)
+// drops that tenant's entry only, and the rules of each tenant reload alone.
+func TestMetaTenantViewsKeptApart(t *testing.T) {
+	ctx := context.Background()
+	stores := map[string]*meta.Counting{}
+	root := cached(t, meta.NewCounting(openSQLite(t)))
+	views := map[string]*cache.Meta{}
+	rules := map[string]int{}
+	const id = "6f1d6a5e-1c0a-4a51-9d1b-000000000001"
+	for _, tenant := range []string{coffer.DefaultTenantID, "acme"} {
+		stores[tenant] = meta.NewCounting(openSQLite(t))
+		views[tenant] = root.ForTenant(tenant, stores[tenant])
+		views[tenant].OnRulesChanged(func() { rules[tenant]++ })
+		seedFile(t, stores[tenant], id, "name of "+tenant)
+	}
+	base := map[string]int64{}
+	for tenant, s := range stores {
+		base[tenant] = s.Total()
+	}
+	calls := func(tenant string) int64 { return stores[tenant].Total() - base[tenant] }
+	for range 2 {
+		for tenant, v := range views {
+			f, err := v.GetFile(ctx, id)
+			if err != nil || f.Name != "name of "+tenant {
+				t.Fatalf("%q: GetFile = %+v, %v", tenant, f, err)
+			}
+			if b, err := v.GetBucket(ctx, coffer.DefaultBucketID); err != nil || b.ID != coffer.DefaultBucketID {
+				t.Fatalf("%q: GetBucket = %+v, %v", tenant, b, err)
+			}
+		}
+	}
+	for tenant := range stores {
+		if n := calls(tenant); n != 2 { // one GetFile and one GetBucket each: the rest from the cache
+			t.Errorf("%q: %d store calls, want 2", tenant, n)
+		}
+	}
+	root.Invalidate("f:acme/" + id)
+	root.Invalidate("r:acme")
+	for _, v := range views {
+		if _, err := v.GetFile(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d, a := calls(""), calls("acme"); d != 2 || a != 3 {
+		t.Errorf("after invalidating acme's file: default %d, acme %d store calls; want 2 and 3", d, a)
+	}
+	if rules[""] != 0 || rules["acme"] != 1 {
+		t.Errorf("rules reloads %v, want acme's only", rules)
+	}
+	root.Invalidate("f:" + id)
+	root.Invalidate("r")
+	if _, err := views[""].GetFile(ctx, id); err != nil || calls("") != 3 {
+		t.Errorf("the default tenant's file was not invalidated by f:<id>: %v, %d calls", err, calls(""))
+	}
+	if rules[""] != 1 || rules["acme"] != 1 {
+		t.Errorf("rules reloads %v after r", rules)
+	}
+}
+
+// seedFile stores an uploaded file id named name in the default bucket of s.
+func seedFile(t *testing.T, s meta.Store, id, name string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.GetBucket(ctx, coffer.DefaultBucketID); coffer.ErrorCode(err) == coffer.ENOTFOUND {
+		if err := s.CreateBucket(ctx, coffer.NewBucket(coffer.DefaultBucketID)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := "f/00/" + id
+	if err := s.BeginUpload(ctx, key, nil); err != nil {
+		t.Fatal(err)
+	}
+	f := &coffer.File{ID: id, BucketID: coffer.DefaultBucketID, Name: name, Size: 1, BlobKey: key, IsUploaded: true, ETag: `"x"`}
+	if err := s.CreateFiles(ctx, []*coffer.File{f}); err != nil {
+		t.Fatal(err)
+	}
+}
