@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
@@ -542,6 +543,32 @@ func TestSessionValue(t *testing.T) {
 		}
 		if got := sessionValue(v); got != c.want {
 			t.Errorf("sessionValue(%s) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+// TestAdminSecretHashes: secrets given as digests (a tenant's) make a request admin,
+// each of them, with or without a plain secret beside them; anything else is refused.
+func TestAdminSecretHashes(t *testing.T) {
+	for _, plain := range []string{"", "plain-secret"} {
+		cfg := DefaultConfig()
+		cfg.AdminSecret = plain
+		cfg.AdminSecretHashes = [][32]byte{sha256.Sum256([]byte("tenant-one")), sha256.Sum256([]byte("tenant-two"))}
+		a, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		try := func(secret string) bool {
+			r := request("", "")
+			r.Header.Set(HeaderAdminSecret, secret)
+			p, err := a.Principal(r)
+			return err == nil && p.Admin
+		}
+		if !try("tenant-one") || !try("tenant-two") || try("tenant-three") || try("") {
+			t.Errorf("plain %q: hashed secrets not honoured exactly", plain)
+		}
+		if try("plain-secret") != (plain != "") {
+			t.Errorf("plain %q: the plain secret's answer is wrong", plain)
 		}
 	}
 }
