@@ -45,13 +45,17 @@ const tenantsPrefix = "t/"
 // (temporary files are the driver's, swept through the store itself or the default
 // tenant's view), and it offers no Multipart capability.
 func (s *Store) ForTenant(id string) *Store {
-	v := &Store{d: s.d, stats: s.stats, view: true}
 	if id == coffer.DefaultTenantID {
-		v.hidden = tenantsPrefix
-	} else {
-		v.prefix = tenantsPrefix + id + "/"
+		return &Store{d: s.d, stats: s.stats, view: true, hidden: tenantsPrefix}
 	}
-	return v
+	return s.Under(tenantsPrefix + id + "/")
+}
+
+// Under returns the view of s whose keys are stored under prefix (a key prefix
+// ending in "/", such as a tenant's own prefix in its own bucket), seen without
+// it, as ForTenant describes.
+func (s *Store) Under(prefix string) *Store {
+	return &Store{d: s.d, stats: s.stats, view: true, prefix: s.prefix + prefix}
 }
 
 // out is a's key as the view's caller knows it.

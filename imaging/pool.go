@@ -57,6 +57,31 @@ func UserOf(ctx context.Context) string {
 	return k
 }
 
+// groupKey is the context key of WithGroup.
+type groupKey struct{}
+
+// group is a set of users sharing one cap (a tenant's).
+type group struct {
+	key            string
+	workers, queue int
+}
+
+// WithGroup returns ctx carrying the group key (a tenant) on whose behalf
+// transformations run, with its caps: at most workers of the pool's workers and
+// queue places in its queue for the whole group, beyond each user's own cap, so
+// that one tenant flooding transformations (with any number of users) leaves the
+// others their turn. workers and queue <= 0 take the pool's defaults (half its
+// workers and a quarter of its queue, at least 1 each). An empty key is uncapped.
+func WithGroup(ctx context.Context, key string, workers, queue int) context.Context {
+	return context.WithValue(ctx, groupKey{}, group{key, workers, queue})
+}
+
+// groupOf returns the group WithGroup put in ctx.
+func groupOf(ctx context.Context) group {
+	g, _ := ctx.Value(groupKey{}).(group)
+	return g
+}
+
 // Pool bounds concurrent work: at most Workers functions run at once and at most Queue
 // callers wait for a worker; further callers are refused at once with ErrBusy rather
 // than piling up. A waiting caller whose context ends leaves the queue immediately.
@@ -77,12 +102,14 @@ type Pool struct {
 	busy    int
 	waiting []*waiter // in arrival order
 	users   map[string]*usage
+	groups  map[string]*usage // WithGroup's
 	running sync.WaitGroup
 }
 
 // waiter is a caller in the queue; ready is closed when it is granted a worker.
 type waiter struct {
 	user    string
+	group   group
 	ready   chan struct{}
 	granted bool
 }
@@ -105,7 +132,7 @@ func NewFairPool(workers, queue, userWorkers, userQueue int) *Pool {
 	return &Pool{
 		workers: workers, queue: max(queue, 0),
 		userWorkers: min(max(userWorkers, 1), workers), userQueue: max(userQueue, 0),
-		closing: make(chan struct{}), users: make(map[string]*usage),
+		closing: make(chan struct{}), users: make(map[string]*usage), groups: make(map[string]*usage),
 	}
 }
 
@@ -114,20 +141,26 @@ func NewFairPool(workers, queue, userWorkers, userQueue int) *Pool {
 // the user's share of it is, ErrClosed after Close, or ctx.Err() if ctx ends while
 // waiting (fn is then never called).
 func (p *Pool) Do(ctx context.Context, fn func(context.Context) error) error {
-	user := UserOf(ctx)
-	if err := p.acquire(ctx, user); err != nil {
+	who := party{user: UserOf(ctx), group: groupOf(ctx)}
+	if err := p.acquire(ctx, who); err != nil {
 		return err
 	}
-	defer p.release(user)
+	defer p.release(who)
 	return fn(ctx)
 }
 
+// party is on whose behalf work runs: a user (WithUser) in a group (WithGroup).
+type party struct {
+	user  string
+	group group
+}
+
 // acquire takes a worker, waiting in the queue if needed.
-func (p *Pool) acquire(ctx context.Context, user string) error {
+func (p *Pool) acquire(ctx context.Context, who party) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	w, err := p.enter(user)
+	w, err := p.enter(who)
 	if w == nil {
 		return err
 	}
@@ -142,27 +175,28 @@ func (p *Pool) acquire(ctx context.Context, user string) error {
 }
 
 // enter takes a worker at once (nil, nil), queues the caller (a waiter), or refuses.
-func (p *Pool) enter(user string) (*waiter, error) {
+func (p *Pool) enter(who party) (*waiter, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
 		return nil, ErrClosed
 	}
-	u := p.usage(user)
-	if p.busy < p.workers && p.mayRun(user, u) {
-		p.grant(user, u)
+	u, g := p.usage(p.users, who.user), p.usage(p.groups, who.group.key)
+	if p.busy < p.workers && p.mayRun(who, u, g) {
+		p.grant(u, g)
 		return nil, nil
 	}
-	if user != "" && u.queued >= p.userQueue {
-		p.forget(user, u)
+	switch {
+	case who.user != "" && u.queued >= p.userQueue, who.group.key != "" && g.queued >= p.groupQueue(who.group):
+		p.forget(who, u, g)
 		return nil, ErrUserBusy
-	}
-	if len(p.waiting) >= p.queue {
-		p.forget(user, u)
+	case len(p.waiting) >= p.queue:
+		p.forget(who, u, g)
 		return nil, ErrBusy
 	}
-	w := &waiter{user: user, ready: make(chan struct{})}
+	w := &waiter{user: who.user, group: who.group, ready: make(chan struct{})}
 	u.queued++
+	g.queued++
 	p.waiting = append(p.waiting, w)
 	return w, nil
 }
@@ -170,77 +204,103 @@ func (p *Pool) enter(user string) (*waiter, error) {
 // leave takes w out of the queue after its context ended or the pool closed,
 // giving back the worker it was granted meanwhile, if any, and returns err.
 func (p *Pool) leave(w *waiter, err error) error {
+	who := party{w.user, w.group}
 	p.mu.Lock()
 	granted := w.granted
 	if !granted {
 		p.waiting = slices.DeleteFunc(p.waiting, func(x *waiter) bool { return x == w })
-		u := p.users[w.user]
+		u, g := p.users[w.user], p.groups[w.group.key]
 		u.queued--
-		p.forget(w.user, u)
+		g.queued--
+		p.forget(who, u, g)
 	}
 	p.mu.Unlock()
 	if granted {
-		p.release(w.user)
+		p.release(who)
 	}
 	return err
 }
 
 // release gives a worker back and hands it to the first waiter that may run.
-func (p *Pool) release(user string) {
+func (p *Pool) release(who party) {
 	p.mu.Lock()
 	p.busy--
-	u := p.users[user]
+	u, g := p.users[who.user], p.groups[who.group.key]
 	u.running--
-	p.forget(user, u)
+	g.running--
+	p.forget(who, u, g)
 	p.dispatch()
 	p.mu.Unlock()
 	p.running.Done()
 }
 
 // dispatch grants free workers to waiters in arrival order, skipping those whose
-// user holds its share. Called with p.mu held.
+// user or group holds its share. Called with p.mu held.
 func (p *Pool) dispatch() {
 	for i := 0; i < len(p.waiting) && p.busy < p.workers && !p.closed; {
 		w := p.waiting[i]
-		u := p.users[w.user]
-		if !p.mayRun(w.user, u) {
+		who := party{w.user, w.group}
+		u, g := p.users[w.user], p.groups[w.group.key]
+		if !p.mayRun(who, u, g) {
 			i++
 			continue
 		}
 		p.waiting = slices.Delete(p.waiting, i, i+1)
 		u.queued--
-		p.grant(w.user, u)
+		g.queued--
+		p.grant(u, g)
 		w.granted = true
 		close(w.ready)
 	}
 }
 
-// mayRun reports whether user may take one more worker. Called with p.mu held.
-func (p *Pool) mayRun(user string, u *usage) bool {
-	return user == "" || u.running < p.userWorkers
+// mayRun reports whether who may take one more worker. Called with p.mu held.
+func (p *Pool) mayRun(who party, u, g *usage) bool {
+	return (who.user == "" || u.running < p.userWorkers) &&
+		(who.group.key == "" || g.running < p.groupWorkers(who.group))
 }
 
-// grant counts a worker as taken by user. Called with p.mu held.
-func (p *Pool) grant(user string, u *usage) {
+// groupWorkers and groupQueue are g's caps (see WithGroup).
+func (p *Pool) groupWorkers(g group) int {
+	if g.workers > 0 {
+		return g.workers
+	}
+	return max(p.workers/2, 1)
+}
+
+func (p *Pool) groupQueue(g group) int {
+	if g.queue > 0 {
+		return g.queue
+	}
+	return max(p.queue/4, 1)
+}
+
+// grant counts a worker as taken by a user and group. Called with p.mu held.
+func (p *Pool) grant(u, g *usage) {
 	p.busy++
 	u.running++
+	g.running++
 	p.running.Add(1)
 }
 
-// usage returns user's usage, creating it. Called with p.mu held.
-func (p *Pool) usage(user string) *usage {
-	u := p.users[user]
+// usage returns key's usage in m, creating it. Called with p.mu held.
+func (p *Pool) usage(m map[string]*usage, key string) *usage {
+	u := m[key]
 	if u == nil {
 		u = &usage{}
-		p.users[user] = u
+		m[key] = u
 	}
 	return u
 }
 
-// forget drops the usage of a user that holds nothing. Called with p.mu held.
-func (p *Pool) forget(user string, u *usage) {
+// forget drops the usages of a user and a group that hold nothing. Called with p.mu
+// held.
+func (p *Pool) forget(who party, u, g *usage) {
 	if u.running == 0 && u.queued == 0 {
-		delete(p.users, user)
+		delete(p.users, who.user)
+	}
+	if g.running == 0 && g.queued == 0 {
+		delete(p.groups, who.group.key)
 	}
 }
 

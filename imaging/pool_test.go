@@ -238,3 +238,39 @@ func TestFairPoolCancelFreesUserQueue(t *testing.T) {
 		}
 	}
 }
+
+// TestFairPoolCapsOneGroup: one tenant (a group) flooding with many users holds at
+// most its share of the workers (half of them by default) and of the queue (a
+// quarter); beyond that its users are refused with ErrUserBusy while another
+// tenant's transform runs at once.
+func TestFairPoolCapsOneGroup(t *testing.T) {
+	p := NewFairPool(4, 8, 4, 8)
+	a, b := newBlocker(), newBlocker()
+	var errs []chan error
+	asTenant := func(tenant, user string, bl *blocker) chan error {
+		c := make(chan error, 1)
+		ctx := WithGroup(WithUser(context.Background(), user), tenant, 0, 0)
+		go func() { c <- p.Do(ctx, bl.run) }()
+		return c
+	}
+	for i := range 4 { // distinct users: only the group cap holds them
+		errs = append(errs, asTenant("tenant:a", "user:"+string(rune('a'+i)), a))
+	}
+	waitFor(t, "A's share running and queued", func() bool { return p.Busy() == 2 && p.Queued() == 2 })
+	err := p.Do(WithGroup(WithUser(context.Background(), "user:z"), "tenant:a", 0, 0), a.run)
+	if !errors.Is(err, ErrUserBusy) {
+		t.Fatalf("A's fifth: err = %v, want ErrUserBusy (the tenant's queue share is 2)", err)
+	}
+	errs = append(errs, asTenant("tenant:b", "user:a", b))
+	awaitStart(t, b, "tenant B") // a worker is free for B although A has work waiting
+	close(a.release)
+	close(b.release)
+	for _, c := range errs {
+		if err := <-c; err != nil {
+			t.Error(err)
+		}
+	}
+	if len(p.users) != 0 || len(p.groups) != 0 {
+		t.Errorf("usage left behind: %v %v", p.users, p.groups)
+	}
+}

@@ -125,3 +125,8 @@ func sanitizeHeader(s string) string {
 	}
 	return string(b)
 }
+
+// WriteError answers a request with status and msg in this face's error body, for
+// a handler in front of the faces (the tenant router, answering a request no
+// tenant's face will see).
+func WriteError(w http.ResponseWriter, status int, msg string) { writeErrorStatus(w, status, msg) }
