@@ -1,7 +1,11 @@
 package tenant
 
 import (
+	"bytes"
+	"encoding/json"
 	"net/netip"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/coffer/coffer"
@@ -55,4 +59,67 @@ func FuzzResolve(f *testing.F) {
 			t.Fatalf("ResolveBytes = %+v, %v; Resolve %+v, %v", bres, berr, res, err)
 		}
 	})
+}
+
+// FuzzSettings: Parse never panics and refuses only with EINVALID or ETOOLARGE; what
+// it accepts validates again, survives Prepare, parses in stored form with the
+// same meaning, and its redacted form shows no secret.
+func FuzzSettings(f *testing.F) {
+	f.Add([]byte(writtenDoc))
+	f.Add([]byte(`{"storage": {"kind": "s3", "bucket": "a.b-c", "accessKeyId": "k", "secretAccessKey": "v1:x"}}`))
+	f.Add([]byte(`{"jwt": {"type": "RS256", "jwk_url": "https://x/jwks"}, "limits": {"burst": 1, "requestsPerSecond": 0.5}}`))
+	f.Add([]byte(`{"adminSecrets": ["sha256:` + strings.Repeat("0", 64) + `"]}`))
+	sealer := testSealer(f, 3)
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		s, err := Parse(doc)
+		if err != nil {
+			if c := coffer.ErrorCode(err); c != coffer.EINVALID && c != coffer.ETOOLARGE {
+				t.Fatalf("Parse: %v, want EINVALID or ETOOLARGE", err)
+			}
+			return
+		}
+		if err := s.Validate(); err != nil {
+			t.Fatalf("accepted, then Validate: %v", err)
+		}
+		written := *s
+		written.AdminSecrets = slices.Clone(s.AdminSecrets)
+		if err := s.Prepare(sealer, "t"); err != nil {
+			if coffer.ErrorCode(err) != coffer.EINVALID || !hasSealed(&written) {
+				t.Fatalf("Prepare: %v", err) // only a sealed value from elsewhere may fail
+			}
+			return
+		}
+		checkStored(t, s, &written, sealer)
+	})
+}
+
+// hasSealed reports whether written settings carry a value in sealed form.
+func hasSealed(s *Settings) bool {
+	return IsSealed(s.PresignKey) || IsSealed(s.Storage.SecretAccessKey) || bytes.Contains(s.JWT, []byte(sealPrefix))
+}
+
+// checkStored checks prepared settings against what was written.
+func checkStored(t *testing.T, s, written *Settings, sealer *Sealer) {
+	stored, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(stored)
+	if err != nil {
+		t.Fatalf("stored form does not parse: %v\n%s", err, stored)
+	}
+	for _, a := range written.AdminSecrets {
+		if !isHash(a) && !back.CheckAdminSecret(a) {
+			t.Fatalf("admin secret %q does not check after storing", a)
+		}
+	}
+	if k, err := back.OpenPresignKey(sealer, "t"); err != nil || (!IsSealed(written.PresignKey) && k != written.PresignKey) {
+		t.Fatalf("presign key %q opens as %q, %v", written.PresignKey, k, err)
+	}
+	red, _ := json.Marshal(back.Redacted())
+	for _, secret := range append(slices.Clone(back.AdminSecrets), back.PresignKey, back.Storage.SecretAccessKey, written.PresignKey, written.Storage.SecretAccessKey) {
+		if len(secret) >= 8 && bytes.Contains(red, []byte(secret)) {
+			t.Fatalf("redacted form shows %q: %s", secret, red)
+		}
+	}
 }
