@@ -2,6 +2,8 @@ package sqlcore
 
 import (
 	"context"
+	"slices"
+	"strings"
 )
 
 // PurgeTenant removes a batch of tenant id's data (see meta.Tenants): up to limit
@@ -45,8 +47,9 @@ func (s *Store) PurgeTenant(ctx context.Context, id string, limit int) (blobKeys
 	return blobKeys, done, nil
 }
 
-// purgeBatch deletes up to limit of the tenant's files and up to limit of its intents
-// and returns their blob keys.
+// purgeBatch deletes up to limit of the tenant's files with the intents of their blob
+// keys, then up to limit of its intents no file refers to, and returns their blob keys, each once:
+// a key is returned by the one call that removes its last reference.
 func (s *Store) purgeBatch(ctx context.Context, tx Querier, limit int) ([]string, error) {
 	scanKey := func(r Row) (k string, err error) { return k, r.Scan(&k) }
 	rows, err := tx.Query(ctx, `DELETE FROM files WHERE tenant_id = ? AND id IN
@@ -56,11 +59,27 @@ func (s *Store) purgeBatch(ctx context.Context, tx Querier, limit int) ([]string
 	if err != nil {
 		return nil, err
 	}
+	if len(keys) > 0 {
+		args := make([]any, 0, len(keys)+1)
+		args = append(args, s.tenant)
+		for _, k := range keys {
+			args = append(args, k)
+		}
+		_, err = tx.Exec(ctx, `DELETE FROM upload_intents WHERE tenant_id = ? AND blob_key IN (?`+
+			strings.Repeat(", ?", len(keys)-1)+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+	}
 	rows, err = tx.Query(ctx, `DELETE FROM upload_intents WHERE tenant_id = ? AND blob_key IN
-		(SELECT blob_key FROM upload_intents WHERE tenant_id = ? ORDER BY blob_key LIMIT ?) RETURNING blob_key`,
+		(SELECT blob_key FROM upload_intents i WHERE tenant_id = ? AND NOT EXISTS
+			(SELECT 1 FROM files f WHERE f.tenant_id = i.tenant_id AND f.blob_key = i.blob_key)
+		ORDER BY blob_key LIMIT ?) RETURNING blob_key`,
 		s.tenant, s.tenant, limit)
 	intents, err := Collect(rows, err, scanKey)
-	return append(keys, intents...), err
+	keys = append(keys, intents...)
+	slices.Sort(keys)
+	return slices.Compact(keys), err
 }
 
 // purgeRejections deletes up to limit of the tenant's rejections and reports whether

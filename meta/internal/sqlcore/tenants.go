@@ -62,6 +62,9 @@ func scanTenant(r Row) (*coffer.Tenant, error) {
 		Time{&t.CreatedAt}, Time{&t.UpdatedAt})
 	t.State = coffer.TenantState(state)
 	t.Hosts = []string{}
+	if t.Settings == nil { // an empty document reads back as NULL's nil
+		t.Settings = []byte{}
+	}
 	return &t, err
 }
 
