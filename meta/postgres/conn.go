@@ -81,6 +81,9 @@ func (c conn) Write(ctx context.Context, q string, args ...any) (int64, error) {
 	return on{c.pool}.Exec(ctx, q, args...)
 }
 
+// Ping checks the connection.
+func (c conn) Ping(ctx context.Context) error { return c.pool.Ping(ctx) }
+
 // WriteScan runs one writing statement that returns a row on the pool (its own
 // implicit transaction: one round trip) and scans the row into dest.
 func (c conn) WriteScan(ctx context.Context, q string, args []any, dest ...any) error {

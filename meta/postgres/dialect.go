@@ -24,6 +24,8 @@ const (
 	// untranslatable_character
 	notInRepertoire = "22021"
 	untranslatable  = "22P05"
+	// the usage trigger's refusal of a change past a tenant's quota (0009_tenants.sql)
+	quotaExceeded = "CQ001"
 )
 
 func pgCode(err error) string {
@@ -56,6 +58,7 @@ func newDialect() *sqlcore.Dialect {
 		Unique:      func(err error) bool { return pgCode(err) == uniqueViolation },
 		ForeignKey:  func(err error) bool { return pgCode(err) == foreignKeyViolation },
 		Unstorable:  func(err error) bool { c := pgCode(err); return c == notInRepertoire || c == untranslatable },
+		Quota:       quotaMessage,
 		Migrations:  migrations,
 		MigrationsTable: `CREATE TABLE IF NOT EXISTS schema_migrations (
 			version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)`,
@@ -63,6 +66,15 @@ func newDialect() *sqlcore.Dialect {
 		Claim:       claim,
 		Redeliver:   redeliver,
 	}
+}
+
+// quotaMessage returns the usage trigger's message if err is its quota refusal.
+func quotaMessage(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == quotaExceeded {
+		return pe.Message
+	}
+	return ""
 }
 
 // hasPrefix uses starts_with: LIKE would need the prefix escaped.

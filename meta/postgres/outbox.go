@@ -10,12 +10,12 @@ import (
 
 // redeliver makes a delivery pending again unless its lease runs (see
 // sqlcore.Dialect.Redeliver), in one statement that locks the row.
-func redeliver(ctx context.Context, db sqlcore.DB, subID string, id int64, now time.Time) (leased bool, err error) {
+func redeliver(ctx context.Context, db sqlcore.DB, tenant, subID string, id int64, now time.Time) (leased bool, err error) {
 	err = db.QueryRow(ctx, `WITH d AS (SELECT id, claimed AND next_at > $1 AS leased FROM webhook_deliveries
-			WHERE id = $2 AND subscription_id = $3 FOR UPDATE),
+			WHERE id = $2 AND tenant_id = $4 AND subscription_id = $3 FOR UPDATE),
 		u AS (UPDATE webhook_deliveries w SET state = 'pending', attempts = 0, claimed = false, last_status = 0,
 			last_error = '', next_at = $1, updated_at = $1 FROM d WHERE w.id = d.id AND NOT d.leased)
-		SELECT leased FROM d`, now, id, subID).Scan(&leased)
+		SELECT leased FROM d`, now, id, subID, tenant).Scan(&leased)
 	return leased, err
 }
 

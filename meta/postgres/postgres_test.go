@@ -24,6 +24,15 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+func TestTenants(t *testing.T) {
+	base := databaseURL(t)
+	metatest.RunTenants(t, func(t *testing.T) metatest.Shared {
+		s := open(t, freshSchema(t, base))
+		metatest.Migrated(t, s)
+		return s
+	})
+}
+
 func TestMigrateConcurrent(t *testing.T) {
 	u := freshSchema(t, databaseURL(t))
 	metatest.RunMigrate(t, func(t *testing.T) metatest.Migrator { return open(t, u) })

@@ -59,6 +59,9 @@ func (c *conn) Write(ctx context.Context, q string, args ...any) (int64, error) 
 	return n, err
 }
 
+// Ping checks the connection.
+func (c *conn) Ping(ctx context.Context) error { return c.db.PingContext(ctx) }
+
 // execer is what *sql.DB and *sql.Tx offer.
 type execer interface {
 	ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error)

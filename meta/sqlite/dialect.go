@@ -38,6 +38,7 @@ func newDialect() *sqlcore.Dialect {
 		Unique:     isUnique,
 		ForeignKey: isForeignKey,
 		Unstorable: func(error) bool { return false },
+		Quota:      quotaMessage,
 		Migrations: migrations,
 		MigrationsTable: `CREATE TABLE IF NOT EXISTS schema_migrations (
 			version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`,

@@ -11,10 +11,10 @@ import (
 
 // redeliver makes a delivery pending again unless its lease runs (see
 // sqlcore.Dialect.Redeliver).
-func redeliver(ctx context.Context, db sqlcore.DB, subID string, id int64, now time.Time) (leased bool, err error) {
+func redeliver(ctx context.Context, db sqlcore.DB, tenant, subID string, id int64, now time.Time) (leased bool, err error) {
 	err = db.Tx(ctx, func(tx sqlcore.Querier) error {
 		err := tx.QueryRow(ctx, `SELECT claimed = 1 AND next_at > ? FROM webhook_deliveries
-			WHERE id = ? AND subscription_id = ?`, now.UnixMicro(), id, subID).Scan(&leased)
+			WHERE id = ? AND tenant_id = ? AND subscription_id = ?`, now.UnixMicro(), id, tenant, subID).Scan(&leased)
 		if err != nil || leased {
 			return err
 		}

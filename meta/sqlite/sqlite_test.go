@@ -20,6 +20,14 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+func TestTenants(t *testing.T) {
+	metatest.RunTenants(t, func(t *testing.T) metatest.Shared {
+		s := open(t, filepath.Join(t.TempDir(), "coffer.db"))
+		metatest.Migrated(t, s)
+		return s
+	})
+}
+
 func TestMigrateConcurrent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "odd ?#% name.db")
 	metatest.RunMigrate(t, func(t *testing.T) metatest.Migrator { return open(t, path) })

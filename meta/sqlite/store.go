@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"net/url"
+	"strings"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/meta/internal/sqlcore"
@@ -74,4 +75,26 @@ func isUnique(err error) bool {
 func isForeignKey(err error) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && se.Code() == lib.SQLITE_CONSTRAINT_FOREIGNKEY
+}
+
+// quotaPrefix starts the message of the usage triggers' quota refusal
+// (0006_tenants.sql).
+const quotaPrefix = "tenant storage quota exceeded: "
+
+// quotaMessage returns the usage trigger's message if err is its quota refusal.
+func quotaMessage(err error) string {
+	var se *sqlite.Error
+	if !errors.As(err, &se) || se.Code() != lib.SQLITE_CONSTRAINT_TRIGGER {
+		return ""
+	}
+	msg := se.Error()
+	i := strings.Index(msg, quotaPrefix)
+	if i < 0 {
+		return ""
+	}
+	msg = msg[i:]
+	if j := strings.LastIndex(msg, " ("); j > 0 { // the driver appends " (code)"
+		msg = msg[:j]
+	}
+	return msg
 }

@@ -10,7 +10,7 @@ import (
 const bucketCols = `id, min_upload_file_size, max_upload_file_size, allowed_mime_types, cache_control,
 	download_expiration, presigned_urls_enabled, public, allow_inline, created_at, updated_at`
 
-const insertBucket = `INSERT INTO buckets (` + bucketCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const insertBucket = `INSERT INTO buckets (tenant_id, ` + bucketCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // bucketArgs returns b's columns in bucketCols order.
 func (s *Store) bucketArgs(b *coffer.Bucket) []any {
@@ -48,7 +48,7 @@ func (s *Store) CreateBucket(ctx context.Context, b *coffer.Bucket) error {
 	nb.CreatedAt = meta.Now()
 	nb.UpdatedAt = nb.CreatedAt
 	err := s.writeEmit(ctx, "create bucket", func(tx Querier, emit emitFunc) error {
-		_, err := tx.Exec(ctx, insertBucket, s.bucketArgs(&nb)...)
+		_, err := tx.Exec(ctx, insertBucket, append([]any{s.tenant}, s.bucketArgs(&nb)...)...)
 		if s.d.Unique(err) {
 			return coffer.Errorf(coffer.ECONFLICT, "bucket %q already exists", b.ID)
 		}
@@ -70,7 +70,8 @@ func (s *Store) GetBucket(ctx context.Context, id string) (*coffer.Bucket, error
 
 // getBucket reads bucket id; lock is "" or s.d.ForUpdate.
 func (s *Store) getBucket(ctx context.Context, q Querier, id, lock string) (*coffer.Bucket, error) {
-	b, err := s.scanBucket(q.QueryRow(ctx, `SELECT `+bucketCols+` FROM buckets WHERE id = ?`+lock, id))
+	b, err := s.scanBucket(q.QueryRow(ctx, `SELECT `+bucketCols+` FROM buckets WHERE tenant_id = ? AND id = ?`+lock,
+		s.tenant, id))
 	if IsNoRows(err) {
 		return nil, bucketNotFound(id)
 	}
@@ -79,7 +80,7 @@ func (s *Store) getBucket(ctx context.Context, q Querier, id, lock string) (*cof
 
 // ListBuckets returns all buckets ordered by id.
 func (s *Store) ListBuckets(ctx context.Context) ([]*coffer.Bucket, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+bucketCols+` FROM buckets ORDER BY id`)
+	rows, err := s.db.Query(ctx, `SELECT `+bucketCols+` FROM buckets WHERE tenant_id = ? ORDER BY id`, s.tenant)
 	out, err := Collect(rows, err, s.scanBucket)
 	return out, s.err(err, "list buckets")
 }
@@ -96,8 +97,8 @@ func (s *Store) UpdateBucket(ctx context.Context, id string, u coffer.BucketUpda
 		b.UpdatedAt = meta.Now()
 		_, err = tx.Exec(ctx, `UPDATE buckets SET min_upload_file_size = ?, max_upload_file_size = ?,
 			allowed_mime_types = ?, cache_control = ?, download_expiration = ?, presigned_urls_enabled = ?,
-			public = ?, allow_inline = ?, created_at = ?, updated_at = ? WHERE id = ?`,
-			append(s.bucketArgs(b)[1:], id)...)
+			public = ?, allow_inline = ?, created_at = ?, updated_at = ? WHERE tenant_id = ? AND id = ?`,
+			append(s.bucketArgs(b)[1:], s.tenant, id)...)
 		return err
 	})
 	if err != nil {
@@ -111,14 +112,16 @@ func (s *Store) UpdateBucket(ctx context.Context, id string, u coffer.BucketUpda
 func (s *Store) DeleteBucket(ctx context.Context, id string) error {
 	return s.writeEmit(ctx, "delete bucket", func(tx Querier, emit emitFunc) error {
 		var used bool
-		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM files WHERE bucket_id = ?)`, id).Scan(&used)
+		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM files WHERE tenant_id = ? AND bucket_id = ?)`,
+			s.tenant, id).Scan(&used)
 		if err != nil {
 			return err
 		}
 		if used {
 			return coffer.Errorf(coffer.EINUSE, "bucket %q is not empty", id)
 		}
-		b, err := s.scanBucket(tx.QueryRow(ctx, `DELETE FROM buckets WHERE id = ? RETURNING `+bucketCols, id))
+		b, err := s.scanBucket(tx.QueryRow(ctx, `DELETE FROM buckets WHERE tenant_id = ? AND id = ? RETURNING `+bucketCols,
+			s.tenant, id))
 		switch {
 		case s.d.ForeignKey(err): // a file was inserted since the check
 			return coffer.Errorf(coffer.EINUSE, "bucket %q is not empty", id)

@@ -27,21 +27,22 @@ type RowWriter interface {
 func (s *Store) createOneSQL() string {
 	ts := `CAST(? AS ` + s.d.TimeType + `)`
 	txt := `CAST(? AS TEXT)`
-	return `WITH intent AS (DELETE FROM upload_intents WHERE blob_key = ? RETURNING 1),
-	file AS (INSERT INTO files (id, bucket_id, name, size, mime_type, etag, is_uploaded,
+	return `WITH intent AS (DELETE FROM upload_intents WHERE tenant_id = ? AND blob_key = ? RETURNING 1),
+	file AS (INSERT INTO files (tenant_id, id, bucket_id, name, size, mime_type, etag, is_uploaded,
 			uploaded_by_user_id, metadata, blob_key, created_at, updated_at)
-		SELECT ` + s.d.UUIDArg + `, ` + txt + `, ` + txt + `, CAST(? AS BIGINT), ` + txt + `, ` + txt + `, ` + s.d.True + `,
+		SELECT ` + txt + `, ` + s.d.UUIDArg + `, ` + txt + `, ` + txt + `, CAST(? AS BIGINT), ` + txt + `, ` + txt + `, ` + s.d.True + `,
 			` + txt + `, ` + s.d.JSONArg + `, ` + txt + `, ` + ts + `, ` + ts + `
 		WHERE EXISTS (SELECT 1 FROM intent) RETURNING 1),
 	subs AS (SELECT id FROM webhook_subscriptions WHERE ` + s.subMatch() + s.d.KeyShare + `),
-	event AS (INSERT INTO webhook_events (id, type, bucket_id, payload, created_at)
-		SELECT ` + txt + `, ` + txt + `, ` + txt + `, ` + txt + `, ` + ts + `
+	event AS (INSERT INTO webhook_events (tenant_id, id, type, bucket_id, payload, created_at)
+		SELECT ` + txt + `, ` + txt + `, ` + txt + `, ` + txt + `, ` + txt + `, ` + ts + `
 		WHERE EXISTS (SELECT 1 FROM file) AND EXISTS (SELECT 1 FROM subs) RETURNING id),
 	delivery AS (INSERT INTO webhook_deliveries
-			(subscription_id, event_id, event_type, state, attempts, next_at, created_at, updated_at)
-		SELECT subs.id, event.id, ` + txt + `, 'pending', 0, ` + ts + `, ` + ts + `, ` + ts + ` FROM subs, event)
+			(tenant_id, subscription_id, event_id, event_type, state, attempts, next_at, created_at, updated_at)
+		SELECT ` + txt + `, subs.id, event.id, ` + txt + `, 'pending', 0, ` + ts + `, ` + ts + `, ` + ts + ` FROM subs, event)
 	SELECT EXISTS (SELECT 1 FROM intent), EXISTS (SELECT 1 FROM event),
-		EXISTS (SELECT 1 FROM files WHERE id = ` + s.d.UUIDArg + `), EXISTS (SELECT 1 FROM buckets WHERE id = ?)`
+		EXISTS (SELECT 1 FROM files WHERE tenant_id = ? AND id = ` + s.d.UUIDArg + `),
+		EXISTS (SELECT 1 FROM buckets WHERE tenant_id = ? AND id = ?)`
 }
 
 // createOneArgs are createOneSQL's arguments for row (prepared by meta.PrepareInsert)
@@ -52,13 +53,14 @@ func (s *Store) createOneArgs(row *coffer.File, ev *coffer.Event) ([]any, error)
 		return nil, err
 	}
 	at, evAt := s.d.Time(row.CreatedAt), s.d.Time(ev.Time)
-	return []any{row.BlobKey,
-		row.ID, row.BucketID, row.Name, row.Size, row.MimeType, row.ETag, row.UploadedByUserID,
+	t := s.tenant
+	return []any{t, row.BlobKey,
+		t, row.ID, row.BucketID, row.Name, row.Size, row.MimeType, row.ETag, row.UploadedByUserID,
 		string(row.Metadata), row.BlobKey, at, at,
-		ev.BucketID, meta.EventTypeNeedle(ev.Type),
-		ev.ID, string(ev.Type), ev.BucketID, string(body), evAt,
-		string(ev.Type), evAt, evAt, evAt,
-		row.ID, row.BucketID}, nil
+		t, ev.BucketID, meta.EventTypeNeedle(ev.Type),
+		t, ev.ID, string(ev.Type), ev.BucketID, string(body), evAt,
+		t, string(ev.Type), evAt, evAt, evAt,
+		t, row.ID, t, row.BucketID}, nil
 }
 
 // createOne commits one uploaded file with createOneSQL through scan (a transaction's

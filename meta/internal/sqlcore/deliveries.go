@@ -39,8 +39,8 @@ func ScanClaim(r Row) (*meta.Claim, error) {
 
 // ListDeliveries returns deliveries of q.SubscriptionID, newest first.
 func (s *Store) ListDeliveries(ctx context.Context, q meta.DeliveryQuery) ([]*coffer.Delivery, error) {
-	query := `SELECT ` + deliveryCols + ` FROM webhook_deliveries WHERE subscription_id = ?`
-	args := []any{q.SubscriptionID}
+	query := `SELECT ` + deliveryCols + ` FROM webhook_deliveries WHERE tenant_id = ? AND subscription_id = ?`
+	args := []any{s.tenant, q.SubscriptionID}
 	if q.State != "" {
 		query += ` AND state = ?`
 		args = append(args, q.State)
@@ -52,7 +52,7 @@ func (s *Store) ListDeliveries(ctx context.Context, q meta.DeliveryQuery) ([]*co
 
 // Redeliver makes a delivery pending again, due at now, with a fresh attempt budget.
 func (s *Store) Redeliver(ctx context.Context, subID string, id int64, now time.Time) error {
-	leased, err := s.d.Redeliver(ctx, s.db, subID, id, now)
+	leased, err := s.d.Redeliver(ctx, s.db, s.tenant, subID, id, now)
 	switch {
 	case IsNoRows(err):
 		return meta.ErrDeliveryNotFound(subID, id)

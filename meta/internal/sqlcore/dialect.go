@@ -47,6 +47,10 @@ type Dialect struct {
 	// Unique, ForeignKey and Unstorable classify driver errors: a unique or primary
 	// key violation, a foreign key violation, text the engine cannot store.
 	Unique, ForeignKey, Unstorable func(err error) bool
+	// Quota returns the message of a change the usage trigger refused because it
+	// would take a tenant past its quota (see the tenants migration), "" for any
+	// other error.
+	Quota func(err error) string
 
 	// Migrations holds the engine's migrations/*.sql; MigrationsTable creates the
 	// schema_migrations table if missing; MigrateLock, when not "", runs first in the
@@ -56,12 +60,12 @@ type Dialect struct {
 	MigrateLock     string
 
 	// Claim and Redeliver are the webhook queries whose locking is engine-specific;
-	// see meta.Outbox for their contract. They may return unmapped errors. Redeliver
-	// resets delivery id of subscription subID unless its lease runs at now, and
-	// reports whether it does; an error wrapping sql.ErrNoRows if there is no such
-	// delivery.
+	// see meta.Outbox for their contract. They may return unmapped errors. Claim works
+	// across tenants. Redeliver resets delivery id of tenant's subscription subID
+	// unless its lease runs at now, and reports whether it does; an error wrapping
+	// sql.ErrNoRows if there is no such delivery.
 	Claim     func(ctx context.Context, db DB, now, leaseUntil time.Time, limit int) ([]*meta.Claim, error)
-	Redeliver func(ctx context.Context, db DB, subID string, id int64, now time.Time) (leased bool, err error)
+	Redeliver func(ctx context.Context, db DB, tenant, subID string, id int64, now time.Time) (leased bool, err error)
 }
 
 // Rebind rewrites ? placeholders as $1, $2... for engines that number them. A ? inside

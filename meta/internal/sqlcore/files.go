@@ -47,10 +47,10 @@ func fileNotFound(id string) error {
 
 // insertFile inserts f: ECONFLICT if its id exists, ENOTFOUND if its bucket does not.
 func (s *Store) insertFile(ctx context.Context, tx Querier, f *coffer.File) error {
-	_, err := tx.Exec(ctx, `INSERT INTO files (id, bucket_id, name, size, mime_type, etag, is_uploaded,
+	_, err := tx.Exec(ctx, `INSERT INTO files (tenant_id, id, bucket_id, name, size, mime_type, etag, is_uploaded,
 		uploaded_by_user_id, metadata, blob_key, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, `+s.d.JSONArg+`, ?, ?, ?)`,
-		f.ID, f.BucketID, f.Name, f.Size, f.MimeType, f.ETag, f.IsUploaded, f.UploadedByUserID,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, `+s.d.JSONArg+`, ?, ?, ?)`,
+		s.tenant, f.ID, f.BucketID, f.Name, f.Size, f.MimeType, f.ETag, f.IsUploaded, f.UploadedByUserID,
 		string(f.Metadata), f.BlobKey, s.d.Time(f.CreatedAt), s.d.Time(f.UpdatedAt))
 	switch {
 	case s.d.Unique(err):
@@ -64,9 +64,9 @@ func (s *Store) insertFile(ctx context.Context, tx Querier, f *coffer.File) erro
 // updateFile writes every mutable column of f.
 func (s *Store) updateFile(ctx context.Context, tx Querier, f *coffer.File) error {
 	_, err := tx.Exec(ctx, `UPDATE files SET name = ?, size = ?, mime_type = ?, etag = ?,
-		is_uploaded = ?, metadata = `+s.d.JSONArg+`, blob_key = ?, updated_at = ? WHERE id = ?`,
+		is_uploaded = ?, metadata = `+s.d.JSONArg+`, blob_key = ?, updated_at = ? WHERE tenant_id = ? AND id = ?`,
 		f.Name, f.Size, f.MimeType, f.ETag, f.IsUploaded, string(f.Metadata), f.BlobKey,
-		s.d.Time(f.UpdatedAt), f.ID)
+		s.d.Time(f.UpdatedAt), s.tenant, f.ID)
 	return err
 }
 
@@ -81,7 +81,8 @@ func (s *Store) GetFile(ctx context.Context, id string) (*coffer.File, error) {
 
 // getFile reads file id (canonical); lock is "" or s.d.ForUpdate.
 func (s *Store) getFile(ctx context.Context, q Querier, id, lock string) (*coffer.File, error) {
-	f, err := scanFile(q.QueryRow(ctx, `SELECT `+s.fileCols+` FROM files WHERE id = ?`+lock, id))
+	f, err := scanFile(q.QueryRow(ctx, `SELECT `+s.fileCols+` FROM files WHERE tenant_id = ? AND id = ?`+lock,
+		s.tenant, id))
 	if IsNoRows(err) {
 		return nil, fileNotFound(id)
 	}
@@ -124,7 +125,8 @@ func (s *Store) DeleteFile(ctx context.Context, id string) (*coffer.File, error)
 	var f *coffer.File
 	err := s.writeEmit(ctx, "delete file", func(tx Querier, emit emitFunc) error {
 		var err error
-		f, err = scanFile(tx.QueryRow(ctx, `DELETE FROM files WHERE id = ? RETURNING `+s.fileCols, cid))
+		f, err = scanFile(tx.QueryRow(ctx, `DELETE FROM files WHERE tenant_id = ? AND id = ? RETURNING `+s.fileCols,
+			s.tenant, cid))
 		if IsNoRows(err) {
 			return fileNotFound(id)
 		}

@@ -11,8 +11,8 @@ import (
 // opt.Prefix (taken literally), ordered by (name, id) in byte order.
 func (s *Store) ListFiles(ctx context.Context, opt coffer.ListOptions) (coffer.Page, error) {
 	limit := meta.ListLimit(opt.Limit)
-	q := `SELECT ` + s.fileCols + ` FROM files WHERE bucket_id = ? AND is_uploaded = ` + s.d.True
-	args := []any{opt.BucketID}
+	q := `SELECT ` + s.fileCols + ` FROM files WHERE tenant_id = ? AND bucket_id = ? AND is_uploaded = ` + s.d.True
+	args := []any{s.tenant, opt.BucketID}
 	if opt.Prefix != "" {
 		args = append(args, opt.Prefix)
 		q += ` AND name >= ? AND ` + s.d.HasPrefix("name", opt.Prefix, &args)
@@ -47,7 +47,8 @@ func (s *Store) ListFiles(ctx context.Context, opt coffer.ListOptions) (coffer.P
 // (clamped like ListOptions.Limit).
 func (s *Store) ListNotUploaded(ctx context.Context, limit int) ([]*coffer.File, error) {
 	rows, err := s.db.Query(ctx, `SELECT `+s.fileCols+` FROM files
-		WHERE is_uploaded = `+s.d.False+` ORDER BY created_at, id LIMIT ?`, meta.ListLimit(limit))
+		WHERE tenant_id = ? AND is_uploaded = `+s.d.False+` ORDER BY created_at, id LIMIT ?`,
+		s.tenant, meta.ListLimit(limit))
 	files, err := Collect(rows, err, scanFile)
 	if err != nil {
 		return nil, s.err(err, "list not uploaded files")
@@ -60,9 +61,10 @@ func (s *Store) ListNotUploaded(ctx context.Context, limit int) ([]*coffer.File,
 func (s *Store) EachFile(ctx context.Context, fn func(*coffer.File) error) error {
 	last := ""
 	for {
-		q, args := `SELECT `+s.fileCols+` FROM files ORDER BY id LIMIT ?`, []any{eachBatch}
+		q, args := `SELECT `+s.fileCols+` FROM files WHERE tenant_id = ? ORDER BY id LIMIT ?`, []any{s.tenant, eachBatch}
 		if last != "" {
-			q, args = `SELECT `+s.fileCols+` FROM files WHERE id > `+s.d.UUIDArg+` ORDER BY id LIMIT ?`, []any{last, eachBatch}
+			q = `SELECT ` + s.fileCols + ` FROM files WHERE tenant_id = ? AND id > ` + s.d.UUIDArg + ` ORDER BY id LIMIT ?`
+			args = []any{s.tenant, last, eachBatch}
 		}
 		rows, err := s.db.Query(ctx, q, args...)
 		files, err := Collect(rows, err, scanFile)

@@ -54,11 +54,12 @@ func (s *Store) apply(ctx context.Context, tx Querier, m meta.Migration) error {
 	return err
 }
 
-// insertDefaultBucket creates the default bucket unless it exists.
+// insertDefaultBucket creates s's tenant's default bucket unless it exists.
 func (s *Store) insertDefaultBucket(ctx context.Context, tx Querier) error {
 	b := coffer.NewBucket(coffer.DefaultBucketID)
 	b.CreatedAt = meta.Now()
 	b.UpdatedAt = b.CreatedAt
-	_, err := tx.Exec(ctx, insertBucket+` ON CONFLICT (id) DO NOTHING`, s.bucketArgs(b)...)
+	_, err := tx.Exec(ctx, insertBucket+` ON CONFLICT (tenant_id, id) DO NOTHING`,
+		append([]any{s.tenant}, s.bucketArgs(b)...)...)
 	return err
 }

@@ -20,7 +20,7 @@ func (s *Store) GetFileByName(ctx context.Context, bucket, name string) (*coffer
 // getFileByName reads the named file (bucket, name); lock is "" or s.d.ForUpdate.
 func (s *Store) getFileByName(ctx context.Context, q Querier, bucket, name, lock string) (*coffer.File, error) {
 	f, err := scanFile(q.QueryRow(ctx, `SELECT `+s.fileCols+` FROM files
-		WHERE bucket_id = ? AND name = ? AND named = `+s.d.True+lock, bucket, name))
+		WHERE tenant_id = ? AND bucket_id = ? AND name = ? AND named = `+s.d.True+lock, s.tenant, bucket, name))
 	if IsNoRows(err) {
 		return nil, coffer.Errorf(coffer.ENOTFOUND, "file %q not found in bucket %q", name, bucket)
 	}
@@ -58,7 +58,7 @@ func (s *Store) putFileByName(ctx context.Context, f *coffer.File, p meta.Precon
 		if err := p.Check(old); err != nil {
 			return err
 		}
-		if err := deleteIntent(ctx, tx, f.BlobKey); err != nil {
+		if err := s.deleteIntent(ctx, tx, f.BlobKey); err != nil {
 			return err
 		}
 		if old == nil {
@@ -88,7 +88,7 @@ func (s *Store) createNamed(ctx context.Context, tx Querier, f *coffer.File, p m
 	if err := s.insertFile(ctx, tx, row); err != nil {
 		return nil, err
 	}
-	_, err = tx.Exec(ctx, `UPDATE files SET named = `+s.d.True+` WHERE id = ?`, row.ID)
+	_, err = tx.Exec(ctx, `UPDATE files SET named = `+s.d.True+` WHERE tenant_id = ? AND id = ?`, s.tenant, row.ID)
 	switch {
 	case s.d.Unique(err) && p.CreateOnly():
 		return nil, coffer.Errorf(coffer.EPRECONDITION, "If-None-Match *: file %q exists", f.Name)

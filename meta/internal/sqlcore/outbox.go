@@ -39,10 +39,11 @@ func (s *Store) fireEvent() {
 // OnEvent sets the hook run after a transaction that stored an event commits.
 func (s *Store) OnEvent(fn func()) { s.onEvent.Store(&fn) }
 
-// subMatch selects the subscriptions that want an event; arguments: bucket id, type
-// needle.
+// subMatch selects the tenant's subscriptions that want an event; arguments: tenant,
+// bucket id, type needle.
 func (s *Store) subMatch() string {
-	return `(bucket_id = '' OR bucket_id = ?) AND (event_types = '' OR ` + s.d.Contains("event_types", "?") + `)`
+	return `tenant_id = ? AND (bucket_id = '' OR bucket_id = ?) AND (event_types = '' OR ` +
+		s.d.Contains("event_types", "?") + `)`
 }
 
 // insertEvent stores ev and a delivery per matching subscription; it stores nothing
@@ -53,18 +54,18 @@ func (s *Store) insertEvent(ctx context.Context, tx Querier, ev *coffer.Event) (
 		return false, err
 	}
 	at, needle, ts := s.d.Time(ev.Time), meta.EventTypeNeedle(ev.Type), `CAST(? AS `+s.d.TimeType+`)`
-	n, err := tx.Exec(ctx, `INSERT INTO webhook_events (id, type, bucket_id, payload, created_at)
-		SELECT CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), `+ts+`
+	n, err := tx.Exec(ctx, `INSERT INTO webhook_events (tenant_id, id, type, bucket_id, payload, created_at)
+		SELECT CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), `+ts+`
 		WHERE EXISTS (SELECT 1 FROM webhook_subscriptions WHERE `+s.subMatch()+`)`,
-		ev.ID, string(ev.Type), ev.BucketID, string(body), at, ev.BucketID, needle)
+		s.tenant, ev.ID, string(ev.Type), ev.BucketID, string(body), at, s.tenant, ev.BucketID, needle)
 	if err != nil || n == 0 {
 		return false, err
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO webhook_deliveries
-		(subscription_id, event_id, event_type, state, attempts, next_at, created_at, updated_at)
-		SELECT id, CAST(? AS TEXT), CAST(? AS TEXT), 'pending', 0, `+ts+`, `+ts+`, `+ts+`
+		(tenant_id, subscription_id, event_id, event_type, state, attempts, next_at, created_at, updated_at)
+		SELECT tenant_id, id, CAST(? AS TEXT), CAST(? AS TEXT), 'pending', 0, `+ts+`, `+ts+`, `+ts+`
 		FROM webhook_subscriptions WHERE `+s.subMatch()+s.d.KeyShare,
-		ev.ID, string(ev.Type), at, at, at, ev.BucketID, needle)
+		ev.ID, string(ev.Type), at, at, at, s.tenant, ev.BucketID, needle)
 	return err == nil, err
 }
 
@@ -72,8 +73,8 @@ func (s *Store) insertEvent(ctx context.Context, tx Querier, ev *coffer.Event) (
 func (s *Store) CreateSubscription(ctx context.Context, sub *coffer.Subscription) error {
 	now := meta.Now()
 	_, err := s.db.Write(ctx, `INSERT INTO webhook_subscriptions
-		(id, bucket_id, event_types, url, secret, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		sub.ID, sub.BucketID, meta.EventTypesColumn(sub.Events), sub.URL, sub.Secret, s.d.Time(now))
+		(tenant_id, id, bucket_id, event_types, url, secret, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		s.tenant, sub.ID, sub.BucketID, meta.EventTypesColumn(sub.Events), sub.URL, sub.Secret, s.d.Time(now))
 	if s.d.Unique(err) {
 		return coffer.Errorf(coffer.ECONFLICT, "subscription %s already exists", sub.ID)
 	}
@@ -103,7 +104,8 @@ func subNotFound(id string) error {
 
 // GetSubscription returns ENOTFOUND if there is no such subscription.
 func (s *Store) GetSubscription(ctx context.Context, id string) (*coffer.Subscription, error) {
-	sub, err := scanSub(s.db.QueryRow(ctx, `SELECT `+subCols+` FROM webhook_subscriptions WHERE id = ?`, id))
+	sub, err := scanSub(s.db.QueryRow(ctx, `SELECT `+subCols+` FROM webhook_subscriptions WHERE tenant_id = ? AND id = ?`,
+		s.tenant, id))
 	if IsNoRows(err) {
 		return nil, subNotFound(id)
 	}
@@ -112,14 +114,15 @@ func (s *Store) GetSubscription(ctx context.Context, id string) (*coffer.Subscri
 
 // ListSubscriptions returns every subscription ordered by creation.
 func (s *Store) ListSubscriptions(ctx context.Context) ([]*coffer.Subscription, error) {
-	rows, err := s.db.Query(ctx, `SELECT `+subCols+` FROM webhook_subscriptions ORDER BY created_at, id`)
+	rows, err := s.db.Query(ctx, `SELECT `+subCols+` FROM webhook_subscriptions WHERE tenant_id = ?
+		ORDER BY created_at, id`, s.tenant)
 	out, err := Collect(rows, err, scanSub)
 	return out, s.err(err, "list subscriptions")
 }
 
 // DeleteSubscription removes a subscription and (by cascade) its deliveries.
 func (s *Store) DeleteSubscription(ctx context.Context, id string) error {
-	n, err := s.db.Write(ctx, `DELETE FROM webhook_subscriptions WHERE id = ?`, id)
+	n, err := s.db.Write(ctx, `DELETE FROM webhook_subscriptions WHERE tenant_id = ? AND id = ?`, s.tenant, id)
 	if err == nil && n == 0 {
 		return subNotFound(id)
 	}

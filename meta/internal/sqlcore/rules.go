@@ -10,7 +10,7 @@ import (
 // GetRules returns the stored rules document; ENOTFOUND if none was ever stored.
 func (s *Store) GetRules(ctx context.Context) ([]byte, error) {
 	var doc string
-	err := s.db.QueryRow(ctx, `SELECT document FROM rules WHERE id = 1`).Scan(&doc)
+	err := s.db.QueryRow(ctx, `SELECT document FROM rules WHERE tenant_id = ?`, s.tenant).Scan(&doc)
 	if IsNoRows(err) {
 		return nil, coffer.Errorf(coffer.ENOTFOUND, "no rules stored")
 	}
@@ -19,8 +19,8 @@ func (s *Store) GetRules(ctx context.Context) ([]byte, error) {
 
 // PutRules stores the rules document, replacing any previous one.
 func (s *Store) PutRules(ctx context.Context, doc []byte) error {
-	_, err := s.db.Write(ctx, `INSERT INTO rules (id, document, updated_at) VALUES (1, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET document = excluded.document, updated_at = excluded.updated_at`,
-		string(doc), s.d.Time(meta.Now()))
+	_, err := s.db.Write(ctx, `INSERT INTO rules (tenant_id, document, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (tenant_id) DO UPDATE SET document = excluded.document, updated_at = excluded.updated_at`,
+		s.tenant, string(doc), s.d.Time(meta.Now()))
 	return s.err(err, "put rules")
 }

@@ -52,11 +52,23 @@ type DB interface {
 	// Write runs one writing statement outside an explicit transaction and returns how
 	// many rows it changed.
 	Write(ctx context.Context, query string, args ...any) (int64, error)
+	// Ping checks the connection.
+	Ping(ctx context.Context) error
 }
 
-// Store implements meta.Store, meta.Outbox and meta.Rejections over db in dialect d.
-// It is safe for concurrent use. Ping and Close are the engine package's.
+// Store implements meta.Store, meta.Outbox, meta.Rejections, meta.Usage and
+// meta.Tenants over db in dialect d, for one tenant: every statement binds tenant_id
+// (New's store is the default tenant's; ForTenant returns another tenant's view over the
+// same connections). It is safe for concurrent use. Ping and Close are the engine
+// package's.
 type Store struct {
+	*shared
+	// tenant is the tenant whose rows this store reads and writes.
+	tenant string
+}
+
+// shared is what every tenant's view of one database shares.
+type shared struct {
 	db DB
 	d  *Dialect
 	// fileCols is fileCols(d), built once.
@@ -71,7 +83,7 @@ type Store struct {
 
 // New returns a Store over db in dialect d (see Dialect for what must be set).
 func New(db DB, d *Dialect) *Store {
-	s := &Store{db: db, d: d, fileCols: fileCols(d)}
+	s := &Store{shared: &shared{db: db, d: d, fileCols: fileCols(d)}, tenant: coffer.DefaultTenantID}
 	if rw, ok := db.(RowWriter); ok && d.WritableCTE {
 		s.rowWriter, s.createOneQ = rw, s.createOneSQL()
 	}
@@ -85,7 +97,8 @@ func (s *Store) write(ctx context.Context, what string, fn func(Querier) error) 
 
 // Err maps err to a *coffer.Error: domain errors pass through, no row is ENOTFOUND,
 // unique violations ECONFLICT, foreign key violations ENOTFOUND (a missing bucket),
-// text the engine cannot store EINVALID, anything else EINTERNAL.
+// text the engine cannot store EINVALID, a change refused by a tenant's quota
+// EQUOTA (with the database's message), anything else EINTERNAL.
 func (d *Dialect) Err(err error, what string) error {
 	var ce *coffer.Error
 	switch {
@@ -99,6 +112,8 @@ func (d *Dialect) Err(err error, what string) error {
 		return coffer.Errorf(coffer.ECONFLICT, "%s: already exists", what)
 	case d.ForeignKey(err):
 		return coffer.Errorf(coffer.ENOTFOUND, "%s: bucket not found", what)
+	case d.Quota(err) != "":
+		return coffer.Errorf(coffer.EQUOTA, "%s", d.Quota(err))
 	case d.Unstorable(err):
 		return coffer.Errorf(coffer.EINVALID, "%s: text contains characters that cannot be stored", what)
 	}
@@ -108,12 +123,12 @@ func (d *Dialect) Err(err error, what string) error {
 // err maps err as the dialect does.
 func (s *Store) err(err error, what string) error { return s.d.Err(err, what) }
 
-// Engine is what an engine package's Store offers: the core's methods plus its own
-// Ping and Close.
+// Engine is what an engine package's Store offers: the core's methods (the default
+// tenant's store, the registry, the tenants' views) plus its own Ping and Close.
 type Engine interface {
-	meta.Store
-	meta.Outbox
-	meta.Rejections
+	Scoped
+	meta.Tenanted
+	meta.Tenants
 	// Migrate applies pending migrations; see Store.Migrate.
 	Migrate(ctx context.Context) error
 }
@@ -121,6 +136,10 @@ type Engine interface {
 var (
 	_ meta.Outbox     = (*Store)(nil)
 	_ meta.Rejections = (*Store)(nil)
+	_ meta.Usage      = (*Store)(nil)
+	_ meta.Tenants    = (*Store)(nil)
+	_ meta.Tenanted   = (*Store)(nil)
+	_ Scoped          = view{}
 )
 
 // IsNoRows reports whether err says a query returned no row.

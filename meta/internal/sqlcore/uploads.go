@@ -38,8 +38,8 @@ func (s *Store) BeginUpload(ctx context.Context, blobKey string, f *coffer.File)
 // insertIntent records an upload of blobKey with exec (a transaction's, or the
 // store's own one-statement Write): ECONFLICT if one is in progress.
 func (s *Store) insertIntent(ctx context.Context, exec func(context.Context, string, ...any) (int64, error), blobKey, fileID string, now time.Time) error {
-	_, err := exec(ctx, `INSERT INTO upload_intents (blob_key, file_id, created_at) VALUES (?, ?, ?)`,
-		blobKey, fileID, s.d.Time(now))
+	_, err := exec(ctx, `INSERT INTO upload_intents (tenant_id, blob_key, file_id, created_at) VALUES (?, ?, ?, ?)`,
+		s.tenant, blobKey, fileID, s.d.Time(now))
 	if s.d.Unique(err) {
 		return coffer.Errorf(coffer.ECONFLICT, "an upload of this blob key is already in progress")
 	}
@@ -48,8 +48,8 @@ func (s *Store) insertIntent(ctx context.Context, exec func(context.Context, str
 
 // deleteIntent removes the intent for blobKey: EABORTED if there is none (the upload
 // was swept as abandoned and its blob may be gone).
-func deleteIntent(ctx context.Context, tx Querier, blobKey string) error {
-	n, err := tx.Exec(ctx, `DELETE FROM upload_intents WHERE blob_key = ?`, blobKey)
+func (s *Store) deleteIntent(ctx context.Context, tx Querier, blobKey string) error {
+	n, err := tx.Exec(ctx, `DELETE FROM upload_intents WHERE tenant_id = ? AND blob_key = ?`, s.tenant, blobKey)
 	if err == nil && n == 0 {
 		err = errNoIntent()
 	}
@@ -79,7 +79,7 @@ func (s *Store) CommitUpload(ctx context.Context, id, blobKey string, u coffer.F
 		if after, err = meta.ApplyUpdate(before, u, meta.Now()); err != nil {
 			return err
 		}
-		if err := deleteIntent(ctx, tx, blobKey); err != nil {
+		if err := s.deleteIntent(ctx, tx, blobKey); err != nil {
 			return err
 		}
 		if err := s.updateFile(ctx, tx, after); err != nil {
@@ -129,7 +129,7 @@ func (s *Store) createFilesTx(ctx context.Context, rows []*coffer.File, now time
 			if err := s.insertFile(ctx, tx, row); err != nil {
 				return err
 			}
-			if err := deleteIntent(ctx, tx, row.BlobKey); err != nil {
+			if err := s.deleteIntent(ctx, tx, row.BlobKey); err != nil {
 				return err
 			}
 			if err := emit(meta.FileEvent(ctx, coffer.FileCreated, nil, row, now)); err != nil {
@@ -143,10 +143,12 @@ func (s *Store) createFilesTx(ctx context.Context, rows []*coffer.File, now time
 // AbortUpload removes the intent for blobKey and a not-yet-uploaded row pointing at it.
 func (s *Store) AbortUpload(ctx context.Context, blobKey string) error {
 	return s.write(ctx, "abort upload", func(tx Querier) error {
-		if _, err := tx.Exec(ctx, `DELETE FROM upload_intents WHERE blob_key = ?`, blobKey); err != nil {
+		_, err := tx.Exec(ctx, `DELETE FROM upload_intents WHERE tenant_id = ? AND blob_key = ?`, s.tenant, blobKey)
+		if err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `DELETE FROM files WHERE blob_key = ? AND is_uploaded = `+s.d.False, blobKey)
+		_, err = tx.Exec(ctx, `DELETE FROM files WHERE tenant_id = ? AND blob_key = ? AND is_uploaded = `+s.d.False,
+			s.tenant, blobKey)
 		return err
 	})
 }
@@ -154,7 +156,7 @@ func (s *Store) AbortUpload(ctx context.Context, blobKey string) error {
 // StaleIntents returns intents created before olderThan, oldest first.
 func (s *Store) StaleIntents(ctx context.Context, olderThan time.Time) ([]meta.Intent, error) {
 	rows, err := s.db.Query(ctx, `SELECT blob_key, file_id, created_at FROM upload_intents
-		WHERE created_at < ? ORDER BY created_at, blob_key`, s.d.Time(olderThan))
+		WHERE tenant_id = ? AND created_at < ? ORDER BY created_at, blob_key`, s.tenant, s.d.Time(olderThan))
 	out, err := Collect(rows, err, func(r Row) (meta.Intent, error) {
 		var in meta.Intent
 		err := r.Scan(&in.BlobKey, &in.FileID, Time{&in.CreatedAt})
@@ -166,7 +168,8 @@ func (s *Store) StaleIntents(ctx context.Context, olderThan time.Time) ([]meta.I
 // BlobReferenced reports whether blobKey is referenced by a file row or an intent.
 func (s *Store) BlobReferenced(ctx context.Context, blobKey string) (bool, error) {
 	var ref bool
-	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM files WHERE blob_key = ?)
-		OR EXISTS (SELECT 1 FROM upload_intents WHERE blob_key = ?)`, blobKey, blobKey).Scan(&ref)
+	err := s.db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM files WHERE tenant_id = ? AND blob_key = ?)
+		OR EXISTS (SELECT 1 FROM upload_intents WHERE tenant_id = ? AND blob_key = ?)`,
+		s.tenant, blobKey, s.tenant, blobKey).Scan(&ref)
 	return ref, s.err(err, "check blob reference")
 }
