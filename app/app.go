@@ -9,10 +9,13 @@ import (
 	"os"
 	"sync"
 
+	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/internal/httpserve"
+	"github.com/coffer/coffer/rpcapi"
+	"github.com/coffer/coffer/scan"
 	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/webhook"
 )
@@ -44,6 +47,14 @@ type Main struct {
 	// debugHTTP serves net/http/pprof on --debug-listen (debugLn); nil without it.
 	debugHTTP *http.Server
 	debugLn   net.Listener
+	// The parts every tenant's graph is built with beside the default tenant's:
+	// the webhook URL check, the virus scanner (nil: off), the faces' settings.
+	checkWebhookURL func(ctx context.Context, raw string) error
+	scanner         scan.Scanner
+	hcfg            hasura.Config
+	rcfg            rpcapi.Config
+	// tenancy routes requests to tenants (nil without --tenants).
+	tenancy *tenancy
 }
 
 // New validates cfg, opens the stores (migrating the metadata database) and builds
@@ -68,13 +79,10 @@ func New(ctx context.Context, cfg Config, parts Parts, log *slog.Logger) (*Main,
 // build wires the service and everything around it over the opened stores.
 func (s *Main) build(ctx context.Context) error {
 	c := s.cfg
-	scfg := service.DefaultConfig()
-	scfg.StaleUploadAfter, scfg.SingleNode = c.StaleUploadAfter, c.UsesSQLite()
-	scfg.HideForbidden, scfg.ETag = c.Compat.HideForbidden, c.Compat.ETag
 	if err := s.st.cacheBlobs(c, s.log); err != nil {
 		return err
 	}
-	svc, err := service.New(scfg, s.st.meta, s.st.blobs, service.Caches{Content: s.st.content, Variants: s.st.variants}, s.log)
+	svc, err := service.New(s.serviceConfig(), s.st.meta, s.st.blobs, service.Caches{Content: s.st.content, Variants: s.st.variants}, s.log)
 	if err != nil {
 		return err
 	}
@@ -99,6 +107,15 @@ func (s *Main) build(ctx context.Context) error {
 		return err
 	}
 	return s.buildHTTP()
+}
+
+// serviceConfig is the settings of every tenant's service.
+func (s *Main) serviceConfig() service.Config {
+	c := s.cfg
+	scfg := service.DefaultConfig()
+	scfg.StaleUploadAfter, scfg.SingleNode = c.StaleUploadAfter, c.UsesSQLite()
+	scfg.HideForbidden, scfg.ETag = c.Compat.HideForbidden, c.Compat.ETag
+	return scfg
 }
 
 // buildImages installs the image engine of parts, else the worker's.

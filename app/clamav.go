@@ -25,7 +25,7 @@ func (s *Main) buildScanning(ctx context.Context, svc *service.Service) error {
 	if err != nil {
 		return fmt.Errorf("--clamav-addr: %w", err)
 	}
-	sc.Scanner = client
+	sc.Scanner, s.scanner = client, client
 	svc.SetScanning(sc)
 	pctx, cancel := context.WithTimeout(ctx, min(c.Timeout, 5*time.Second))
 	defer cancel()

@@ -75,6 +75,8 @@ type Config struct {
 	// DebugListen serves net/http/pprof on its own listener; empty = off.
 	DebugListen string
 	ClamAV      ClamAVConfig
+	// Tenants is the multi-tenancy settings (off: one implicit tenant).
+	Tenants TenantsConfig
 	// Version is reported by the API and the start-up log.
 	Version string
 }

@@ -52,12 +52,14 @@ func (s *Main) buildHTTP() error {
 	if s.parts.HTTP != nil {
 		s.parts.HTTP(&hcfg)
 	}
+	s.hcfg = hcfg
 	h, err := hasura.New(hcfg, s.svc, s.authn, signer, s.log)
 	if err != nil {
 		return err
 	}
 	rcfg := rpcapi.DefaultConfig()
 	rcfg.Version, rcfg.Metrics, rcfg.AccessLog = c.Version, hcfg.Metrics, hcfg.AccessLog
+	s.rcfg = rcfg
 	rpc, err := rpcapi.New(rcfg, s.svc, node{s}, h.PresignedURL, s.authn, s.log)
 	if err != nil {
 		return err
@@ -68,10 +70,17 @@ func (s *Main) buildHTTP() error {
 	if err != nil {
 		return err
 	}
+	var handler http.Handler = router
+	if c.Tenants.On {
+		if s.tenancy, err = newTenancy(context.Background(), s, c.Tenants, router); err != nil {
+			return err
+		}
+		handler = tenantRouter{s.tenancy}
+	}
 	// Slow clients: headers must arrive within 10 s; bodies are read and responses
 	// written under per-request deadlines that the faces set and extends as bytes move.
 	s.http = &http.Server{
-		Handler:           router,
+		Handler:           handler,
 		ConnContext:       httpserve.ConnContext,
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
@@ -190,6 +199,9 @@ func (s *Main) Run(ctx context.Context) error {
 	s.bg.Go(func() { s.svc.RefreshRules(sweepCtx, s.cfg.MetaCacheTTL) })
 	if s.bus != nil {
 		s.bg.Go(func() { s.bus.Run(sweepCtx) })
+	}
+	if tn := s.tenancy; tn != nil {
+		s.bg.Go(func() { tn.run(sweepCtx, tenantRefresh, s.cfg.SweepInterval) })
 	}
 	s.webhooksDone = s.runWebhooks(sweepCtx)
 	errc := make(chan error, 4)

@@ -22,7 +22,10 @@ import (
 // db counts the calls that reach the database under the cache. content and variants
 // are the caches the service reads blobs and transformed images through.
 type stores struct {
-	meta     meta.Store
+	meta meta.Store
+	// base is the database's store itself, under the counter and the cache: the one
+	// tenants' views (meta.Tenanted) and the tenant registry come from.
+	base     meta.Store
 	db       *meta.Counting
 	cache    *cache.Meta
 	blobs    *blob.Store
@@ -110,6 +113,7 @@ func (st *stores) openMeta(ctx context.Context, c *Config) error {
 	if err != nil {
 		return fmt.Errorf("metadata store: %w", err)
 	}
+	st.base = st.meta
 	m, err := st.capabilities(kind)
 	if err != nil {
 		return err

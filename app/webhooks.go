@@ -41,6 +41,7 @@ func (s *Main) buildWebhooks(svc *service.Service) error {
 		return err
 	}
 	s.st.outbox.OnEvent(d.Wake)
+	s.checkWebhookURL = guard.CheckTarget
 	svc.SetWebhooks(service.Webhooks{Outbox: s.st.outbox, CheckURL: guard.CheckTarget})
 	s.webhooks = d
 	return nil

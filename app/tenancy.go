@@ -1,0 +1,395 @@
+package app
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/api"
+	"github.com/coffer/coffer/api/hasura"
+	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/internal/httpserve"
+	"github.com/coffer/coffer/meta"
+	"github.com/coffer/coffer/tenant"
+)
+
+// tenantRefresh is how often a node reads the tenant table for changes made
+// through other nodes.
+const tenantRefresh = 2 * time.Second
+
+// tenancy routes each request to its tenant's graph (with --tenants). The default
+// tenant's graph is the server's own (Main's service and faces); the others are
+// built on a tenant's first request and rebuilt when its row changes. The tenant
+// table is read at start, after every change made through this node, and every
+// refresh interval (changes made through another node).
+type tenancy struct {
+	s        *Main
+	cfg      TenantsConfig
+	key      []byte // the server key (TenantsConfig.Key)
+	sealer   *tenant.Sealer
+	reg      meta.Tenants
+	def      *api.Router // the default tenant's faces
+	resolver atomic.Pointer[tenant.Resolver]
+	// tenants holds every tenant row by id as last read; graphs the graphs built so
+	// far. Both are replaced whole (copy on write) under mu, read without it.
+	tenants atomic.Pointer[map[string]*coffer.Tenant]
+	graphs  atomic.Pointer[map[string]*tenantGraph]
+	mu      sync.Mutex
+	// counts holds each tenant's *servedCounts (by id), kept across rebuilds.
+	counts sync.Map
+	// defHosts is the default tenant's hosts, normalized.
+	defHosts []string
+}
+
+// servedCounts is what this node served one tenant since it started.
+type servedCounts struct {
+	requests atomic.Int64
+	bytes    atomic.Int64 // response bodies: their Content-Length (not HEAD's), or the fast path's bytes
+}
+
+// served returns tenant id's counts.
+func (tn *tenancy) served(id string) *servedCounts {
+	if c, ok := tn.counts.Load(id); ok {
+		return c.(*servedCounts)
+	}
+	c, _ := tn.counts.LoadOrStore(id, &servedCounts{})
+	return c.(*servedCounts)
+}
+
+// defaultHosts returns the default tenant's hosts, normalized.
+func (tn *tenancy) defaultHosts() []string { return tn.defHosts }
+
+// newTenancy reads c and the tenant table; def is the default tenant's router.
+func newTenancy(ctx context.Context, s *Main, c TenantsConfig, def *api.Router) (*tenancy, error) {
+	key, err := base64.StdEncoding.DecodeString(c.Key)
+	if err != nil || len(key) != 32 {
+		return nil, fmt.Errorf("--tenant-key must be 32 bytes in base64 (head -c 32 /dev/urandom | base64)")
+	}
+	if c.PlatformSecret == "" {
+		return nil, fmt.Errorf("--tenants needs --platform-secret: the platform admin's credential for managing tenants")
+	}
+	reg, ok := s.st.base.(meta.Tenants)
+	if !ok {
+		return nil, fmt.Errorf("the metadata store does not keep tenants (meta.Tenants)")
+	}
+	sealer, err := tenant.NewSealer(key)
+	if err != nil {
+		return nil, err
+	}
+	tn := &tenancy{s: s, cfg: c, key: key, sealer: sealer, reg: reg, def: def}
+	for _, h := range c.DefaultHosts {
+		n, err := tenant.NormalizeHost(h)
+		if err != nil {
+			return nil, fmt.Errorf("--default-tenant-hosts: %q: %s", h, coffer.ErrorMessage(err))
+		}
+		tn.defHosts = append(tn.defHosts, n)
+	}
+	empty := map[string]*tenantGraph{}
+	tn.graphs.Store(&empty)
+	if err := tn.reload(ctx); err != nil {
+		return nil, err
+	}
+	return tn, nil
+}
+
+// reload reads the tenant table, rebuilds the resolver and drops the graphs of
+// tenants that changed or are gone (they are built again on their next request).
+func (tn *tenancy) reload(ctx context.Context) error {
+	list, err := tn.reg.ListTenants(ctx)
+	if err != nil {
+		return err
+	}
+	rs, err := tn.newResolver(list)
+	if err != nil {
+		return err
+	}
+	rows := make(map[string]*coffer.Tenant, len(list))
+	for _, t := range list {
+		rows[t.ID] = t
+	}
+	tn.mu.Lock()
+	defer tn.mu.Unlock()
+	tn.resolver.Store(rs)
+	tn.tenants.Store(&rows)
+	old := *tn.graphs.Load()
+	kept := make(map[string]*tenantGraph, len(old))
+	for id, g := range old {
+		if t := rows[id]; t != nil && t.UpdatedAt.Equal(g.tenant.UpdatedAt) {
+			kept[id] = g
+		} else {
+			g.close()
+		}
+	}
+	tn.graphs.Store(&kept)
+	return nil
+}
+
+// newResolver builds the resolver of the tenants in list and the default tenant's
+// hosts.
+func (tn *tenancy) newResolver(list []*coffer.Tenant) (*tenant.Resolver, error) {
+	entries := []tenant.Entry{{ID: coffer.DefaultTenantID, Hosts: tn.defHosts}}
+	for _, t := range list {
+		entries = append(entries, tenant.Entry{ID: t.ID, Hosts: t.Hosts})
+	}
+	opts := tenant.Options{PathPrefix: tn.cfg.PathPrefix}
+	for _, p := range tn.cfg.TrustedProxies {
+		pfx, err := netip.ParsePrefix(p)
+		if err != nil {
+			return nil, fmt.Errorf("--trusted-proxies: %q is not a CIDR prefix like 10.0.0.0/8", p)
+		}
+		opts.TrustedProxies = append(opts.TrustedProxies, pfx.Masked())
+	}
+	return tenant.NewResolver(entries, opts)
+}
+
+// graph returns tenant id's graph, building it on first use; nil and a client-safe
+// error for a tenant that is not served.
+func (tn *tenancy) graph(ctx context.Context, id string) (*tenantGraph, error) {
+	if g := (*tn.graphs.Load())[id]; g != nil {
+		return g, servedState(g.tenant)
+	}
+	tn.mu.Lock()
+	defer tn.mu.Unlock()
+	if g := (*tn.graphs.Load())[id]; g != nil { // built while we waited
+		return g, servedState(g.tenant)
+	}
+	t := (*tn.tenants.Load())[id]
+	if t == nil {
+		return nil, errNoTenant()
+	}
+	if err := servedState(t); err != nil {
+		return nil, err
+	}
+	g, err := tn.s.buildTenant(context.WithoutCancel(ctx), t)
+	if err != nil {
+		tn.s.log.Error("building a tenant failed", "tenant", id, "err", err)
+		return nil, coffer.Errorf(coffer.EUNAVAILABLE, "this tenant cannot be served right now")
+	}
+	old := *tn.graphs.Load()
+	next := make(map[string]*tenantGraph, len(old)+1)
+	for k, v := range old {
+		next[k] = v
+	}
+	next[id] = g
+	tn.graphs.Store(&next)
+	return g, nil
+}
+
+// servedState refuses a tenant that is suspended or being deleted.
+func servedState(t *coffer.Tenant) error {
+	switch t.State {
+	case coffer.TenantSuspended:
+		return coffer.Errorf(coffer.EFORBIDDEN, "this tenant is suspended; its data is kept. Contact the platform operator")
+	case coffer.TenantDeleting:
+		return coffer.Errorf(coffer.EFORBIDDEN, "this tenant is being deleted")
+	}
+	return nil
+}
+
+// errNoTenant is every unknown host's answer: it says nothing of which hosts exist.
+func errNoTenant() error { return coffer.Errorf(coffer.ENOTFOUND, "not found") }
+
+// tenantRouter is the API port's handler with --tenants: it resolves the tenant of
+// each request and hands it to that tenant's faces.
+type tenantRouter struct{ tn *tenancy }
+
+var _ httpserve.FastHandler = tenantRouter{}
+
+// ServeHTTP implements http.Handler.
+func (rt tenantRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	peer, _ := netip.ParseAddrPort(r.RemoteAddr)
+	res, err := rt.tn.resolver.Load().Resolve(r.Host, r.Header.Get("X-Forwarded-Host"), peer.Addr().Unmap(), r.URL.Path)
+	if err != nil {
+		hasura.WriteError(w, httpserve.StatusOf(err), coffer.ErrorMessage(err))
+		return
+	}
+	router := rt.tn.def
+	if res.TenantID != coffer.DefaultTenantID {
+		g, err := rt.tn.graph(r.Context(), res.TenantID)
+		if err != nil {
+			hasura.WriteError(w, httpserve.StatusOf(err), coffer.ErrorMessage(err))
+			return
+		}
+		if !g.admit(w, r) {
+			return
+		}
+		router = g.router
+	}
+	counts := rt.tn.served(res.TenantID)
+	counts.requests.Add(1)
+	if res.PathOffset > 0 { // a /t/{tenant}/ prefix: the faces see the rest
+		r2 := *r
+		u := *r.URL
+		u.Path, u.RawPath = res.Path(r.URL.Path), ""
+		r2.URL = &u
+		r = &r2
+	}
+	router.ServeHTTP(w, r)
+	if r.Method != http.MethodHead {
+		if n, err := strconv.ParseInt(w.Header().Get("Content-Length"), 10, 64); err == nil {
+			counts.bytes.Add(n)
+		}
+	}
+}
+
+// ServeFast implements httpserve.FastHandler: a request whose Host names a served
+// tenant, with no path prefix, goes to that tenant's fast path (once its graph is
+// built); anything else is declined and net/http answers it through ServeHTTP,
+// including every request carrying X-Forwarded-Host (the fast path does not know
+// the peer, so cannot tell whether to believe it).
+func (rt tenantRouter) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter) bool {
+	if _, fwd := req.Get("X-Forwarded-Host"); fwd {
+		return false
+	}
+	res, err := rt.tn.resolver.Load().ResolveBytes(req.Host, nil, netip.Addr{}, req.Path)
+	if err != nil || res.PathOffset != 0 {
+		return false
+	}
+	router := rt.tn.def
+	if res.TenantID != coffer.DefaultTenantID {
+		g := (*rt.tn.graphs.Load())[res.TenantID]
+		if g == nil || servedState(g.tenant) != nil || g.limit != nil { // limits are checked on net/http's path
+			return false
+		}
+		router = g.router
+	}
+	if !router.ServeFast(req, w) {
+		return false
+	}
+	counts := rt.tn.served(res.TenantID)
+	counts.requests.Add(1)
+	counts.bytes.Add(w.Bytes)
+	return true
+}
+
+// run keeps the tenants current until ctx ends: it reloads the tenant table every
+// interval, sweeps the built tenants' abandoned uploads and orphan blobs every
+// sweep interval, and removes the data of deleted tenants in batches.
+func (tn *tenancy) run(ctx context.Context, every, sweepEvery time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	lastSweep := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := tn.reload(ctx); err != nil && ctx.Err() == nil {
+			tn.s.log.Warn("reading the tenant table failed; retrying", "err", err)
+		}
+		tn.purgeDeleted(ctx)
+		if time.Since(lastSweep) >= sweepEvery {
+			lastSweep = time.Now()
+			tn.sweep(ctx)
+		}
+	}
+}
+
+// sweep sweeps every built tenant's abandoned uploads and orphan blobs.
+func (tn *tenancy) sweep(ctx context.Context) {
+	for id, g := range *tn.graphs.Load() {
+		rep, err := g.svc.Sweep(ctx, time.Now().Add(-tn.s.cfg.StaleUploadAfter))
+		if err != nil && ctx.Err() == nil {
+			tn.s.log.Error("tenant sweep failed", "tenant", id, "err", err)
+		} else if rep.AbandonedUploads+len(rep.OrphanBlobs) > 0 {
+			tn.s.log.Info("tenant sweep", "tenant", id, "abandoned_uploads", rep.AbandonedUploads, "orphan_blobs", len(rep.OrphanBlobs))
+		}
+	}
+}
+
+// purgeBatch is how many files a purge step removes.
+const purgeBatch = 500
+
+// purgeDeleted removes a batch of each deleted tenant's data (rows, then their
+// blobs), resuming where a crash or the previous step left off; the tenant row goes
+// last.
+func (tn *tenancy) purgeDeleted(ctx context.Context) {
+	for id, t := range *tn.tenants.Load() {
+		if t.State != coffer.TenantDeleting {
+			continue
+		}
+		if err := tn.purgeStep(ctx, t); err != nil && ctx.Err() == nil {
+			tn.s.log.Warn("removing a deleted tenant's data failed; retrying", "tenant", id, "err", err)
+		}
+	}
+}
+
+// purgeStep removes one batch of t's files and their blobs.
+func (tn *tenancy) purgeStep(ctx context.Context, t *coffer.Tenant) error {
+	cfg, err := tn.settings(t)
+	if err != nil {
+		return err
+	}
+	blobs, err := tn.s.tenantBlobs(ctx, t, cfg.Storage)
+	if err != nil {
+		return err
+	}
+	defer blobs.Close()
+	keys, done, err := tn.reg.PurgeTenant(ctx, t.ID, purgeBatch)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := blobs.Delete(ctx, k); err != nil {
+			return err // an orphan now: the next step's blobs go first, then the sweeper's
+		}
+	}
+	if !done {
+		return nil
+	}
+	// No row is left: what remains in the tenant's store (image variants, orphans
+	// of an earlier crash) goes too.
+	var rest []string
+	if err := blobs.List(ctx, "", func(a blob.Attrs) error { rest = append(rest, a.Key); return nil }); err != nil {
+		return err
+	}
+	for _, k := range rest {
+		if err := blobs.Delete(ctx, k); err != nil {
+			return err
+		}
+	}
+	tn.s.log.Info("tenant deleted", "tenant", t.ID, "blobs_left_removed", len(rest))
+	return tn.reload(ctx)
+}
+
+// admit applies the tenant's request limits to r: false (and a 429 with Retry-After
+// written) if it is over them. Requests are counted per user: the JWT's user id,
+// "admin" for the admin secret, the client address for anonymous ones; a request
+// whose credentials do not verify counts against its address.
+func (g *tenantGraph) admit(w http.ResponseWriter, r *http.Request) bool {
+	if g.limit == nil {
+		return true
+	}
+	d := g.limit.Allow(time.Now(), limitKey(g, r))
+	tenant.SetHeaders(w.Header(), d)
+	if d.OK {
+		return true
+	}
+	hasura.WriteError(w, http.StatusTooManyRequests, "too many requests for this tenant; retry after the time in Retry-After")
+	return false
+}
+
+// limitKey is whom r counts against in its tenant's per-user limits.
+func limitKey(g *tenantGraph, r *http.Request) string {
+	p, err := g.authn.Principal(r)
+	switch {
+	case err == nil && p.Admin:
+		return "admin"
+	case err == nil && p.UserID != "":
+		return "user:" + p.UserID
+	}
+	host, _, _ := strings.Cut(r.RemoteAddr, ":")
+	if a, err := netip.ParseAddrPort(r.RemoteAddr); err == nil {
+		host = a.Addr().String()
+	}
+	return "ip:" + host
+}

@@ -1,0 +1,92 @@
+package app
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/tenant"
+)
+
+// tenantTestConfig is a server config with tenants on.
+func tenantTestConfig(t *testing.T) Config {
+	c := DefaultConfig()
+	c.Listen, c.DataDir, c.AdminSecret = "127.0.0.1:0", t.TempDir(), adminSecret
+	c.Tenants = TenantsConfig{On: true, PlatformSecret: "platform-secret-0123456789",
+		Key: base64.StdEncoding.EncodeToString(make([]byte, 32)), DefaultHosts: []string{"default.test"}}
+	return c
+}
+
+// addTenant stores tenant id with host and admin secret straight in m's registry.
+func addTenant(t *testing.T, m *Main, id, host, secret string) {
+	t.Helper()
+	s := &tenant.Settings{AdminSecrets: []string{secret}}
+	if err := s.Prepare(m.tenancy.sealer, id); err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := json.Marshal(s)
+	ctx := context.Background()
+	if err := m.tenancy.reg.CreateTenant(ctx, &coffer.Tenant{ID: id, Hosts: []string{host}, Settings: doc, State: coffer.TenantActive}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.tenancy.reload(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// do sends a request with Host host and returns status and body.
+func do(t *testing.T, base, host, method, path, body string, hdr ...string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	req.Host = host
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestTenantsRoutedByHost: two tenants with the same bucket ids, each reached by
+// its host with its own admin secret; the default tenant by its host with the
+// server's; an unknown host is a bare 404.
+func TestTenantsRoutedByHost(t *testing.T) {
+	c := tenantTestConfig(t)
+	m, err := New(context.Background(), c, Parts{}, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, err := m.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	base := "http://" + m.Addr().String()
+	addTenant(t, m, "alpha", "alpha.test", "alpha-secret-0123456")
+	addTenant(t, m, "beta", "beta.test", "beta-secret-01234567")
+	for host, secret := range map[string]string{"alpha.test": "alpha-secret-0123456", "beta.test": "beta-secret-01234567", "default.test": adminSecret} {
+		st, body := do(t, base, host, "POST", "/v1/buckets", `{"id":"avatars"}`, "X-Hasura-Admin-Secret", secret, "Content-Type", "application/json")
+		if st != http.StatusCreated {
+			t.Fatalf("%s: create bucket: %d %s", host, st, body)
+		}
+		st, body = do(t, base, host, "GET", "/v1/buckets", "", "X-Hasura-Admin-Secret", secret)
+		if st != 200 || strings.Count(body, `"avatars"`) != 1 {
+			t.Errorf("%s: list buckets: %d %s", host, st, body)
+		}
+	}
+	if st, _ := do(t, base, "beta.test", "GET", "/v1/buckets", "", "X-Hasura-Admin-Secret", "alpha-secret-0123456"); st != http.StatusUnauthorized {
+		t.Errorf("alpha's secret on beta: %d", st)
+	}
+	if st, body := do(t, base, "nobody.test", "GET", "/v1/buckets", "", "X-Hasura-Admin-Secret", adminSecret); st != http.StatusNotFound {
+		t.Errorf("unknown host: %d %s", st, body)
+	}
+}
