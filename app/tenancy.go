@@ -139,7 +139,7 @@ func (tn *tenancy) newResolver(list []*coffer.Tenant) (*tenant.Resolver, error) 
 	for _, t := range list {
 		entries = append(entries, tenant.Entry{ID: t.ID, Hosts: t.Hosts})
 	}
-	opts := tenant.Options{PathPrefix: tn.cfg.PathPrefix}
+	opts := tenant.Options{PathPrefix: tn.cfg.PathPrefix, Wildcards: tn.cfg.Wildcards}
 	for _, p := range tn.cfg.TrustedProxies {
 		pfx, err := netip.ParsePrefix(p)
 		if err != nil {

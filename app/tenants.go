@@ -39,6 +39,9 @@ type TenantsConfig struct {
 	// TrustedProxies are the CIDR prefixes of peers whose X-Forwarded-Host is
 	// believed.
 	TrustedProxies []string
+	// Wildcards are one-label patterns ("*.files.example.com") whose label is the
+	// tenant id: acme.files.example.com is tenant acme, with no host of its own.
+	Wildcards []string
 	// PathPrefix also selects tenants by a /t/{tenant}/ path prefix, for deployments
 	// without DNS names per tenant.
 	PathPrefix bool
@@ -148,7 +151,7 @@ func (s *Main) tenantFaces(t *coffer.Tenant, cfg tenantSettings, svc *service.Se
 		return nil, err
 	}
 	hcfg := s.hcfg
-	hcfg.PublicURL = tenantPublicURL(s.cfg.PublicURL, t)
+	hcfg.PublicURL = tenantPublicURL(s.cfg.PublicURL, t, s.cfg.Tenants.Wildcards)
 	hcfg.MetricsElsewhere = true // the server's metrics span every tenant: the platform operator's, on the default tenant's hosts
 	h, err := hasura.New(hcfg, svc, authn, signer, log)
 	if err != nil {

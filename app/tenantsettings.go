@@ -77,14 +77,22 @@ func openTenantS3(ctx context.Context, st tenant.Storage) (*blob.Store, error) {
 }
 
 // tenantPublicURL is the base URL of tenant t's presigned URLs: the server's public
-// URL with the tenant's first host in place of its host (the port kept), or, for a
-// tenant without hosts (chosen by path prefix), the server's URL and /t/<id>.
-func tenantPublicURL(server string, t *coffer.Tenant) string {
+// URL with the tenant's first host in place of its host (the port kept), else its
+// name under the first wildcard, else (a tenant chosen by path prefix) the server's
+// URL and /t/<id>.
+func tenantPublicURL(server string, t *coffer.Tenant, wildcards []string) string {
 	u, err := url.Parse(server)
-	if err != nil || len(t.Hosts) == 0 {
+	var host string
+	switch {
+	case err != nil:
+	case len(t.Hosts) > 0:
+		host = t.Hosts[0]
+	case len(wildcards) > 0:
+		host = t.ID + strings.TrimPrefix(wildcards[0], "*")
+	}
+	if host == "" {
 		return strings.TrimRight(server, "/") + "/t/" + t.ID
 	}
-	host := t.Hosts[0]
 	if p := u.Port(); p != "" {
 		host += ":" + p
 	}
