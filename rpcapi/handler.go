@@ -8,11 +8,11 @@
 // Credentials are the /v1 API's, read by the same auth.Authenticator.Principal; the
 // service checks what each principal may do. TenantService (multi-tenancy's
 // management, over Config.Tenants) alone takes another credential, the platform
-// admin's secret (platform.go), and refuses every tenant's. Errors are coffer.Error kinds mapped to
-// Connect codes by one table (CodeOf); an EINVALID error that names its field carries
-// a google.rpc.BadRequest detail. The face holds no business logic: each method
-// converts the request to domain values (convert.go), calls one service method and
-// converts the result back.
+// admin's secret (platform.go), and refuses every tenant's. Errors are coffer.Error
+// kinds mapped to Connect codes by one table (CodeOf); an EINVALID error that names
+// its field carries a google.rpc.BadRequest detail. The face holds no business logic:
+// each method converts the request to domain values (convert.go), calls one service
+// method and converts the result back.
 package rpcapi
 
 import (

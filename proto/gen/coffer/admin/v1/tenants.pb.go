@@ -694,7 +694,8 @@ type CreateTenantRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The new tenant's id.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	// Its host names (at least one).
+	// Its host names; none for a tenant reached only by the path prefix
+	// /t/{id}/ (where the server resolves tenants by path).
 	Hosts []string `protobuf:"bytes,2,rep,name=hosts,proto3" json:"hosts,omitempty"`
 	// Its settings; unset fields take the defaults.
 	Settings *TenantSettings `protobuf:"bytes,3,opt,name=settings,proto3" json:"settings,omitempty"`
