@@ -19,6 +19,8 @@ func TestDescriptorSetIndex(t *testing.T) {
 		"coffer.admin.v1.Bucket":                           "coffer/admin/v1/resources.proto",
 		"coffer.admin.v1.DeliveryState":                    "coffer/admin/v1/resources.proto",
 		"coffer.admin.v1.OpsService.Sweep":                 "coffer/admin/v1/ops.proto",
+		"coffer.admin.v1.TenantService.CreateTenant":       "coffer/admin/v1/tenants.proto",
+		"coffer.admin.v1.TenantLimits":                     "coffer/admin/v1/tenants.proto",
 		"grpc.health.v1.HealthCheckResponse.ServingStatus": "grpc/health/v1/health.proto",
 		"grpc.reflection.v1.ServerReflection":              "grpc/reflection/v1/reflection.proto",
 		"google.protobuf.Timestamp":                        "google/protobuf/timestamp.proto",

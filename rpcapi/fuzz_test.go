@@ -5,6 +5,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/coffer/coffer"
 	contract "github.com/coffer/coffer/proto"
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 	reflectionv1 "github.com/coffer/coffer/proto/gen/grpc/reflection/v1"
@@ -21,9 +22,13 @@ func FuzzRequests(f *testing.F) {
 	f.Add(`{"id":"f","name":"a/b.txt","metadataJson":"{}"}`)
 	f.Add(`{"publc": true}`)
 	f.Add("\x0a\x04docs\x12\x02\x38\x01")
+	f.Add(`{"id":"acme","hosts":["a.test"],"settings":{"adminSecrets":["s"],"presignKey":"k","storage":{"secretAccessKey":"x"},"limits":{"burst":2}}}`)
+	f.Add(`{"id":"acme","hosts":{"hosts":[]},"quota":{"maxBytes":"-1"},"settings":{"limits":{"requestsPerSecond":"NaN"}}}`)
+	f.Add(`{"pageSize":2,"pageToken":"Yg"}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		for _, m := range []proto.Message{&adminv1.CreateBucketRequest{}, &adminv1.CreateWebhookRequest{},
-			&adminv1.ListDeliveriesRequest{}, &adminv1.UpdateFileRequest{}} {
+			&adminv1.ListDeliveriesRequest{}, &adminv1.UpdateFileRequest{}, &adminv1.CreateTenantRequest{},
+			&adminv1.UpdateTenantRequest{}, &adminv1.ListTenantsRequest{}} {
 			if jsonCodecs[0].Unmarshal([]byte(in), m) == nil {
 				convert(t, m)
 				roundTrip(t, m)
@@ -54,9 +59,49 @@ func convert(t *testing.T, m proto.Message) {
 			t.Fatalf("state %d: known %v, error %v", m.GetState(), known, err)
 		}
 		_ = limitArg(m.GetLimit())
+	case *adminv1.CreateTenantRequest, *adminv1.UpdateTenantRequest, *adminv1.ListTenantsRequest:
+		convertTenant(t, m)
 	case *adminv1.UpdateFileRequest:
 		if md := metadataArg(m.MetadataJson); (md == nil) != (m.MetadataJson == nil) {
 			t.Fatalf("metadata %q of %v", md, m)
+		}
+	}
+}
+
+// convertTenant runs TenantService's conversions of m: settings accepted are within
+// bounds, read back, and answer no secret; pages hold what follows their token.
+func convertTenant(t *testing.T, m proto.Message) {
+	switch m := m.(type) {
+	case *adminv1.CreateTenantRequest:
+		ten, err := newTenant(m)
+		if err != nil {
+			return
+		}
+		if len(ten.Settings) > maxSettingsBytes || len(ten.ID) > maxTenantID || len(ten.Hosts) > maxTenantHosts {
+			t.Fatalf("out of bounds: %+v", ten)
+		}
+		ten.Settings = append(ten.Settings, ' ')
+		pb, err := tenantPB(ten)
+		if err != nil {
+			t.Fatalf("settings %s do not read back: %v", ten.Settings, err)
+		}
+		if s := pb.GetSettings(); len(s.GetAdminSecrets()) > 0 || s.GetPresignKey() != "" || s.GetStorage().GetSecretAccessKey() != "" ||
+			int(s.GetAdminSecretsCount()) != len(m.GetSettings().GetAdminSecrets()) {
+			t.Fatalf("answered %v for %v", s, m.GetSettings())
+		}
+	case *adminv1.UpdateTenantRequest:
+		if u, err := tenantUpdate(m); err == nil && ((u.Hosts != nil) != (m.Hosts != nil) || (u.Settings != nil) != (m.Settings != nil)) {
+			t.Fatalf("update %+v of %v", u, m)
+		}
+	case *adminv1.ListTenantsRequest:
+		size, after, err := tenantPageArgs(m)
+		if err != nil {
+			return
+		}
+		all := []*coffer.Tenant{{ID: "a"}, {ID: "b"}, {ID: "c"}}
+		page, err := tenantPage(all, size, after)
+		if err != nil || len(page.GetTenants()) > size || len(page.GetTenants()) > 0 && page.GetTenants()[0].GetId() <= after {
+			t.Fatalf("page %v after %q (size %d): %v", page, after, size, err)
 		}
 	}
 }

@@ -6,15 +6,18 @@
 // grpc.health.v1 service.
 //
 // Credentials are the /v1 API's, read by the same auth.Authenticator.Principal; the
-// service checks what each principal may do. Errors are coffer.Error kinds mapped to
-// Connect codes by one table (CodeOf); an EINVALID error that names its field carries
-// a google.rpc.BadRequest detail. The face holds no business logic: each method
-// converts the request to domain values (convert.go), calls one service method and
-// converts the result back.
+// service checks what each principal may do. TenantService (multi-tenancy's
+// management, over Config.Tenants) alone takes another credential, the platform
+// admin's secret (platform.go), and refuses every tenant's. Errors are coffer.Error
+// kinds mapped to Connect codes by one table (CodeOf); an EINVALID error that names
+// its field carries a google.rpc.BadRequest detail. The face holds no business logic:
+// each method converts the request to domain values (convert.go), calls one service
+// method and converts the result back.
 package rpcapi
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -41,6 +44,14 @@ type Config struct {
 	// Metrics, when set, records every call (route: the service's path prefix).
 	Metrics   *metrics.Metrics
 	AccessLog httpserve.AccessLogConfig
+	// Tenants, when set, serves TenantService to the platform admin; nil: a server
+	// without multi-tenancy, whose TenantService refuses every call
+	// (FAILED_PRECONDITION, saying so).
+	Tenants TenantAdmin
+	// PlatformSecret is the platform admin's credential, the only one TenantService
+	// accepts (header x-coffer-platform-secret), distinct from every tenant's admin
+	// secret. Required with Tenants.
+	PlatformSecret string
 }
 
 // DefaultConfig returns the defaults: 2 MiB messages (a rules document may be 1 MiB,
@@ -53,6 +64,9 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	if c.ReadMaxBytes < 1 || c.Timeout <= 0 {
 		return coffer.Errorf(coffer.EINVALID, "rpc: the message limit and the timeout must be positive")
+	}
+	if c.Tenants != nil && c.PlatformSecret == "" {
+		return coffer.Errorf(coffer.EINVALID, "rpc: managing tenants needs a platform secret")
 	}
 	return c.AccessLog.Validate()
 }
@@ -68,6 +82,7 @@ type Handler struct {
 	routes   httpserve.RouteMux
 	frame    *httpserve.Frame // serves every call: request ids, logs, metrics, deadlines
 	prefixes []string
+	platform [32]byte // SHA-256 of Config.PlatformSecret
 }
 
 // compressMinBytes is the smallest response compressed (gzip, when the client
@@ -79,6 +94,7 @@ const compressMinBytes = 1 << 10
 var services = []string{
 	adminv1connect.BucketServiceName, adminv1connect.FileServiceName, adminv1connect.RuleServiceName,
 	adminv1connect.WebhookServiceName, adminv1connect.OpsServiceName, adminv1connect.ServerServiceName,
+	adminv1connect.TenantServiceName,
 }
 
 // New returns the face over svc; node reports the server's own state and presign
@@ -88,7 +104,7 @@ func New(cfg Config, svc Service, node Node, presign Presigner, authn *auth.Auth
 		return nil, err
 	}
 	h := &Handler{cfg: cfg, svc: svc, node: node, presign: presign, authn: authn, log: log,
-		routes: httpserve.RouteMux{ServeMux: http.NewServeMux()}}
+		routes: httpserve.RouteMux{ServeMux: http.NewServeMux()}, platform: sha256.Sum256([]byte(cfg.PlatformSecret))}
 	opts := connect.WithHandlerOptions(connect.WithInterceptors(authInterceptor{h}),
 		connect.WithReadMaxBytes(cfg.ReadMaxBytes), connect.WithCompressMinBytes(compressMinBytes),
 		connect.WithCodec(jsonCodecs[0]), connect.WithCodec(jsonCodecs[1]), gzipCompression(cfg.ReadMaxBytes),
@@ -100,6 +116,7 @@ func New(cfg Config, svc Service, node Node, presign Presigner, authn *auth.Auth
 	h.handle(adminv1connect.NewWebhookServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewOpsServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewServerServiceHandler(srv, opts))
+	h.handle(adminv1connect.NewTenantServiceHandler(srv, opts, connect.WithInterceptors(platformInterceptor{h})))
 	h.handleReflection(opts)
 	h.handle(grpchealth.NewHandler(health{svc}, opts))
 	h.frame = &httpserve.Frame{Routes: h.routes, Encode: encodeError, IDs: httpserve.NewIDs(), Log: log,
@@ -213,7 +230,7 @@ func (hc health) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpc
 	return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
 }
 
-// server implements the contract's six service handlers over the face's services.
+// server implements the contract's seven service handlers over the face's services.
 type server struct{ h *Handler }
 
 var (
@@ -223,4 +240,5 @@ var (
 	_ adminv1connect.WebhookServiceHandler = (*server)(nil)
 	_ adminv1connect.OpsServiceHandler     = (*server)(nil)
 	_ adminv1connect.ServerServiceHandler  = (*server)(nil)
+	_ adminv1connect.TenantServiceHandler  = (*server)(nil)
 )

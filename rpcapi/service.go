@@ -107,3 +107,51 @@ type RemoteImageWorker struct {
 // Presigner makes the presigned download URL of a file, valid for ttl: the hasura
 // face's, whose route serves it.
 type Presigner func(id string, ttl time.Duration) string
+
+// TenantAdmin manages the tenants of a multi-tenant server (TenantService): app
+// implements it over the tenants registry (meta.Tenants) and package tenant, which
+// validate ids, hosts and settings and seal the secrets. The face admits only calls
+// with the platform secret (Config.PlatformSecret), so implementations check no
+// credentials; it bounds the sizes of what it passes (tenants.go) and checks nothing
+// else.
+//
+// A tenant's Settings are the protojson encoding (lowerCamelCase names) of
+// adminv1.TenantSettings. Those passed in hold the write-only secrets in clear and
+// never the output-only fields (adminSecretsCount, presignKeySet,
+// storage.secretAccessKeySet). Those returned may hold the secrets, clear or sealed,
+// and need not set the output-only fields: the face drops every secret and sets
+// those fields from what it dropped.
+type TenantAdmin interface {
+	// Create stores t (ID, Hosts, Settings, Quota; State empty: active) and returns
+	// it as stored. ECONFLICT if the id or one of its hosts is taken; EINVALID for a
+	// bad id, host or setting (with the field named where one is to blame).
+	Create(ctx context.Context, t *coffer.Tenant) (*coffer.Tenant, error)
+	// Get returns ENOTFOUND if there is no such tenant.
+	Get(ctx context.Context, id string) (*coffer.Tenant, error)
+	// List returns every tenant ordered by id.
+	List(ctx context.Context) ([]*coffer.Tenant, error)
+	// Update applies u (its State is always nil: SetState changes states) and
+	// returns the tenant. Settings, when given, replace the stored ones except for
+	// the write-only secrets they leave empty, which keep their stored values.
+	// ENOTFOUND if missing, ECONFLICT if a new host is another tenant's, EINVALID as
+	// Create.
+	Update(ctx context.Context, id string, u coffer.TenantUpdate) (*coffer.Tenant, error)
+	// SetState suspends (coffer.TenantSuspended) or resumes (coffer.TenantActive) a
+	// tenant and returns it. ENOTFOUND if missing; EPRECONDITION for a tenant
+	// being deleted.
+	SetState(ctx context.Context, id string, state coffer.TenantState) (*coffer.Tenant, error)
+	// Delete marks the tenant deleting and has its data removed in the background
+	// (resumed after a restart), then the tenant. ENOTFOUND if missing.
+	Delete(ctx context.Context, id string) error
+	// Usage returns what the tenant stores and what this node served it. ENOTFOUND
+	// if missing.
+	Usage(ctx context.Context, id string) (TenantUsage, error)
+}
+
+// TenantUsage is a tenant's usage: what it stores (exact, from the metadata store)
+// and what this node served it since it started.
+type TenantUsage struct {
+	Stored      coffer.Usage
+	ServedBytes int64 // bytes of content sent to the tenant's clients
+	Requests    int64 // requests answered for the tenant
+}

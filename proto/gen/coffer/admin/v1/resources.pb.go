@@ -5,11 +5,12 @@
 // source: coffer/admin/v1/resources.proto
 
 // coffer's management contract: buckets, files, permission rules, webhooks,
-// maintenance and the server's state. Served on coffer's API port over the Connect
-// protocol (JSON or binary over HTTP/1.1 or HTTP/2), gRPC (HTTP/2: h2c with --h2c)
-// and gRPC-Web. Credentials are the /v1 API's: the x-hasura-admin-secret header, or
-// "Authorization: Bearer <JWT>". Errors carry Connect/gRPC codes; invalid input
-// carries a google.rpc.BadRequest detail naming the offending field.
+// maintenance, the server's state and tenants. Served on coffer's API port over the
+// Connect protocol (JSON or binary over HTTP/1.1 or HTTP/2), gRPC (HTTP/2: h2c with
+// --h2c) and gRPC-Web. Credentials are the /v1 API's: the x-hasura-admin-secret
+// header, or "Authorization: Bearer <JWT>"; TenantService alone takes the platform
+// admin's x-coffer-platform-secret header instead. Errors carry Connect/gRPC codes;
+// invalid input carries a google.rpc.BadRequest detail naming the offending field.
 
 package adminv1
 
