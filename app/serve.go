@@ -60,6 +60,12 @@ func (s *Main) buildHTTP() error {
 	rcfg := rpcapi.DefaultConfig()
 	rcfg.Version, rcfg.Metrics, rcfg.AccessLog = c.Version, hcfg.Metrics, hcfg.AccessLog
 	s.rcfg = rcfg
+	if c.Tenants.On {
+		if s.tenancy, err = newTenancy(context.Background(), s, c.Tenants); err != nil {
+			return err
+		}
+		rcfg.Tenants, rcfg.PlatformSecret = tenantAdmin{s.tenancy}, c.Tenants.PlatformSecret
+	}
 	rpc, err := rpcapi.New(rcfg, s.svc, node{s}, h.PresignedURL, s.authn, s.log)
 	if err != nil {
 		return err
@@ -71,11 +77,8 @@ func (s *Main) buildHTTP() error {
 		return err
 	}
 	var handler http.Handler = router
-	if c.Tenants.On {
-		if s.tenancy, err = newTenancy(context.Background(), s, c.Tenants, router); err != nil {
-			return err
-		}
-		handler = tenantRouter{s.tenancy}
+	if s.tenancy != nil {
+		s.tenancy.def, handler = router, tenantRouter{s.tenancy}
 	}
 	// Slow clients: headers must arrive within 10 s; bodies are read and responses
 	// written under per-request deadlines that the faces set and extends as bytes move.

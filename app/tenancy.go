@@ -67,8 +67,8 @@ func (tn *tenancy) served(id string) *servedCounts {
 // defaultHosts returns the default tenant's hosts, normalized.
 func (tn *tenancy) defaultHosts() []string { return tn.defHosts }
 
-// newTenancy reads c and the tenant table; def is the default tenant's router.
-func newTenancy(ctx context.Context, s *Main, c TenantsConfig, def *api.Router) (*tenancy, error) {
+// newTenancy reads c and the tenant table; the caller sets def.
+func newTenancy(ctx context.Context, s *Main, c TenantsConfig) (*tenancy, error) {
 	key, err := base64.StdEncoding.DecodeString(c.Key)
 	if err != nil || len(key) != 32 {
 		return nil, fmt.Errorf("--tenant-key must be 32 bytes in base64 (head -c 32 /dev/urandom | base64)")
@@ -84,7 +84,7 @@ func newTenancy(ctx context.Context, s *Main, c TenantsConfig, def *api.Router) 
 	if err != nil {
 		return nil, err
 	}
-	tn := &tenancy{s: s, cfg: c, key: key, sealer: sealer, reg: reg, def: def}
+	tn := &tenancy{s: s, cfg: c, key: key, sealer: sealer, reg: reg}
 	for _, h := range c.DefaultHosts {
 		n, err := tenant.NormalizeHost(h)
 		if err != nil {
@@ -197,6 +197,9 @@ func servedState(t *coffer.Tenant) error {
 // errNoTenant is every unknown host's answer: it says nothing of which hosts exist.
 func errNoTenant() error { return coffer.Errorf(coffer.ENOTFOUND, "not found") }
 
+// healthPath is the node's health check, answered for any host.
+const healthPath = "/healthz"
+
 // tenantRouter is the API port's handler with --tenants: it resolves the tenant of
 // each request and hands it to that tenant's faces.
 type tenantRouter struct{ tn *tenancy }
@@ -207,6 +210,10 @@ var _ httpserve.FastHandler = tenantRouter{}
 func (rt tenantRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	peer, _ := netip.ParseAddrPort(r.RemoteAddr)
 	res, err := rt.tn.resolver.Load().Resolve(r.Host, r.Header.Get("X-Forwarded-Host"), peer.Addr().Unmap(), r.URL.Path)
+	if err != nil && r.URL.Path == healthPath { // load balancers probe by address: the node's health is no tenant's
+		rt.tn.def.ServeHTTP(w, r)
+		return
+	}
 	if err != nil {
 		hasura.WriteError(w, httpserve.StatusOf(err), coffer.ErrorMessage(err))
 		return

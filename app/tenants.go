@@ -158,7 +158,7 @@ func (s *Main) tenantFaces(t *coffer.Tenant, cfg tenantSettings, svc *service.Se
 		return nil, err
 	}
 	rcfg := s.rcfg
-	// RCFG-TENANTS
+	rcfg.Tenants, rcfg.PlatformSecret = nil, "" // TenantService is the platform's, on the default tenant's hosts only
 	rpc, err := rpcapi.New(rcfg, svc, tenantNode{}, h.PresignedURL, authn, log)
 	if err != nil {
 		return nil, err

@@ -1,0 +1,395 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"connectrpc.com/connect"
+	"github.com/golang-jwt/jwt/v5"
+
+	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
+	"github.com/coffer/coffer/proto/gen/coffer/admin/v1/adminv1connect"
+)
+
+const platformSecret = "e2e-platform-secret-0123456789"
+
+// tenantEnv is the environment of a server with tenants on.
+func tenantEnv() []string {
+	key := make([]byte, 32)
+	rand.Read(key)
+	return []string{"COFFER_TENANTS=true", "COFFER_PLATFORM_SECRET=" + platformSecret,
+		"COFFER_TENANT_KEY=" + base64.StdEncoding.EncodeToString(key), "COFFER_DEFAULT_TENANT_HOSTS=default.test",
+		"COFFER_WEBHOOK_ALLOW_NETWORKS=127.0.0.0/8", "COFFER_ACCESS_LOG=off"}
+}
+
+// tenantSide is one tenant of the matrix and what the test made in it.
+type tenantSide struct {
+	id, host, adminSecret, jwtKey string
+	fileID, subID                 string
+	onlyBucket                    string // a bucket only this tenant has
+}
+
+// userToken signs a user JWT for tenant s.
+func (s *tenantSide) userToken(t *testing.T, key, user string) string {
+	t.Helper()
+	now := time.Now()
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
+		"sub": user, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix(),
+		"https://hasura.io/jwt/claims": map[string]any{
+			"x-hasura-default-role": "user", "x-hasura-allowed-roles": []string{"user"}, "x-hasura-user-id": user,
+		},
+	})
+	out, err := tok.SignedString([]byte(key))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// answer is a response reduced to what a client can tell apart.
+type answer struct {
+	status int
+	body   string
+}
+
+// blank replaces the ids in a's body by "{id}".
+func (a answer) blank(ids ...string) answer {
+	for _, id := range ids {
+		a.body = strings.ReplaceAll(a.body, id, "{id}")
+	}
+	return a
+}
+
+var requestIDs = regexp.MustCompile(`request id [A-Za-z0-9-]+`)
+
+// hit sends one request to p with Host host and headers hdr, and returns its answer
+// (request ids blanked, so two answers compare by content).
+func hit(t *testing.T, p *proc, host, method, path string, body []byte, hdr ...string) answer {
+	t.Helper()
+	req, err := http.NewRequest(method, p.url+path, bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return answer{resp.StatusCode, requestIDs.ReplaceAllString(string(b), "request id X")}
+}
+
+// tenantClient is a TenantService client for the platform admin on p.
+func tenantClient(p *proc) adminv1connect.TenantServiceClient {
+	return adminv1connect.NewTenantServiceClient(http.DefaultClient, p.url, connect.WithInterceptors(headerInterceptor{
+		"X-Coffer-Platform-Secret": platformSecret, "Host": "default.test"}))
+}
+
+// headerInterceptor sets request headers (and the Host) on every call.
+type headerInterceptor map[string]string
+
+func (h headerInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
+	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
+		for k, v := range h {
+			req.Header().Set(k, v)
+		}
+		return next(ctx, req)
+	}
+}
+func (h headerInterceptor) WrapStreamingClient(n connect.StreamingClientFunc) connect.StreamingClientFunc {
+	return n
+}
+func (h headerInterceptor) WrapStreamingHandler(n connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
+	return n
+}
+
+// setUpTenant creates tenant s through TenantService and fills it: a bucket
+// "avatars" both tenants have, one only s has, a file "same.txt" in avatars, a
+// webhook subscription.
+func setUpTenant(t *testing.T, p *proc, s *tenantSide) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := tenantClient(p).CreateTenant(ctx, connect.NewRequest(&adminv1.CreateTenantRequest{
+		Id: s.id, Hosts: []string{s.host},
+		Settings: &adminv1.TenantSettings{AdminSecrets: []string{s.adminSecret}, Jwt: `{"type":"HS256","key":"` + s.jwtKey + `"}`},
+	}))
+	if err != nil {
+		t.Fatalf("create tenant %s: %v", s.id, err)
+	}
+	admin := []string{"X-Hasura-Admin-Secret", s.adminSecret, "Content-Type", "application/json"}
+	for _, b := range []string{"avatars", s.onlyBucket} {
+		if a := hit(t, p, s.host, "POST", "/v1/buckets", []byte(`{"id":"`+b+`"}`), admin...); a.status != http.StatusCreated {
+			t.Fatalf("%s: create bucket %s: %+v", s.id, b, a)
+		}
+	}
+	s.fileID = uploadAs(t, p, s.host, "avatars", "same.txt", "bytes of "+s.id, "X-Hasura-Admin-Secret", s.adminSecret)
+	a := hit(t, p, s.host, "POST", "/v1/webhooks", []byte(`{"url":"http://127.0.0.1:9/hook"}`), admin...)
+	var sub struct{ ID string }
+	if a.status != http.StatusCreated || json.Unmarshal([]byte(a.body), &sub) != nil || sub.ID == "" {
+		t.Fatalf("%s: create webhook: %+v", s.id, a)
+	}
+	s.subID = sub.ID
+}
+
+// uploadAs uploads one file through host and returns its id.
+func uploadAs(t *testing.T, p *proc, host, bucket, name, content string, hdr ...string) string {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	mw.WriteField("bucket-id", bucket)
+	fw, _ := mw.CreateFormFile("file[]", name)
+	fw.Write([]byte(content))
+	mw.Close()
+	a := hit(t, p, host, "POST", "/v1/files", body.Bytes(), append(hdr, "Content-Type", mw.FormDataContentType())...)
+	var out struct {
+		ProcessedFiles []struct{ ID string } `json:"processedFiles"`
+	}
+	if a.status != http.StatusCreated || json.Unmarshal([]byte(a.body), &out) != nil || len(out.ProcessedFiles) != 1 {
+		t.Fatalf("upload to %s: %+v", host, a)
+	}
+	return out.ProcessedFiles[0].ID
+}
+
+// TestTenantIsolation runs the cross-tenant matrix on SQLite and disk, and on
+// PostgreSQL and S3.
+func TestTenantIsolation(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		tenantMatrix(t, start(t, append(tenantEnv(), "COFFER_DATA_DIR="+t.TempDir())...))
+	})
+	t.Run("postgres+s3", func(t *testing.T) {
+		tenantMatrix(t, start(t, append(append(scaleEnv(t), tenantEnv()...), "COFFER_DATA_DIR="+t.TempDir())...))
+	})
+}
+
+// route is one HTTP route of the /v1 face, with {file}, {bucket}, {sub} in its
+// path filled from a tenant's resources.
+type route struct {
+	method, path, body string
+}
+
+var tenantRoutes = []route{
+	{"GET", "/v1/files/{file}", ""}, {"HEAD", "/v1/files/{file}", ""},
+	{"GET", "/v1/files/{file}/metadata", ""}, {"PATCH", "/v1/files/{file}/metadata", `{"metadata":{"x":1}}`},
+	{"GET", "/v1/files/{file}/presignedurl", ""}, {"GET", "/v1/files/{file}/presignedurl/contents", ""},
+	{"PUT", "/v1/files/{file}", ""}, {"DELETE", "/v1/files/{file}", ""},
+	{"GET", "/v1/buckets/{bucket}", ""}, {"PATCH", "/v1/buckets/{bucket}", `{"public":true}`},
+	{"GET", "/v1/buckets/{bucket}/files", ""}, {"DELETE", "/v1/buckets/{bucket}", ""},
+	{"GET", "/v1/webhooks/{sub}", ""}, {"GET", "/v1/webhooks/{sub}/deliveries", ""},
+	{"POST", "/v1/webhooks/{sub}/deliveries/1/redeliver", ""}, {"DELETE", "/v1/webhooks/{sub}", ""},
+}
+
+// fill puts file, bucket and sub into r's path.
+func (r route) fill(file, bucket, sub string) string {
+	return strings.NewReplacer("{file}", file, "{bucket}", bucket, "{sub}", sub).Replace(r.path)
+}
+
+func tenantMatrix(t *testing.T, p *proc) {
+	alpha := &tenantSide{id: "alpha", host: "alpha.test", adminSecret: "alpha-admin-secret-0123", jwtKey: strings.Repeat("a", 32), onlyBucket: "alpha-only"}
+	beta := &tenantSide{id: "beta", host: "beta.test", adminSecret: "beta-admin-secret-01234", jwtKey: strings.Repeat("b", 32), onlyBucket: "beta-only"}
+	setUpTenant(t, p, alpha)
+	setUpTenant(t, p, beta)
+	actors := map[string][]string{
+		"admin":     {"X-Hasura-Admin-Secret", alpha.adminSecret},
+		"user":      {"Authorization", "Bearer " + alpha.userToken(t, alpha.jwtKey, "u1")},
+		"anonymous": nil,
+	}
+	const missingFile, missingBucket, missingSub = "00000000-0000-4000-8000-00000000dead", "no-such-bucket", "00000000-0000-4000-8000-00000000beef"
+	successes := 0
+	for name, creds := range actors {
+		for _, r := range tenantRoutes {
+			hdr := append([]string{"Content-Type", "application/json"}, creds...)
+			// An answer may name the id it was asked for: that is the caller's own
+			// input, so both are compared with their ids blanked.
+			got := hit(t, p, alpha.host, r.method, r.fill(beta.fileID, beta.onlyBucket, beta.subID), []byte(r.body), hdr...).
+				blank(beta.fileID, beta.onlyBucket, beta.subID)
+			want := hit(t, p, alpha.host, r.method, r.fill(missingFile, missingBucket, missingSub), []byte(r.body), hdr...).
+				blank(missingFile, missingBucket, missingSub)
+			if got.status < 400 {
+				successes++
+			}
+			if got != want {
+				t.Errorf("alpha's %s, %s %s on beta's resource: %+v; on a missing one: %+v", name, r.method, r.path, got, want)
+			}
+		}
+	}
+	// Tenant alpha's credentials on beta's host: refused exactly as wrong ones are.
+	wrong := map[string][2][]string{
+		"admin secret": {{"X-Hasura-Admin-Secret", alpha.adminSecret}, {"X-Hasura-Admin-Secret", "not-a-secret-of-anyone-01"}},
+		"user JWT":     {{"Authorization", "Bearer " + alpha.userToken(t, alpha.jwtKey, "u1")}, {"Authorization", "Bearer " + alpha.userToken(t, strings.Repeat("z", 32), "u1")}},
+	}
+	for name, pair := range wrong {
+		for _, r := range tenantRoutes {
+			path := r.fill(beta.fileID, "avatars", beta.subID)
+			got := hit(t, p, beta.host, r.method, path, []byte(r.body), pair[0]...)
+			want := hit(t, p, beta.host, r.method, path, []byte(r.body), pair[1]...)
+			if got.status < 400 {
+				successes++
+			}
+			if got != want || (got.status != http.StatusUnauthorized && r.method != "HEAD") {
+				t.Errorf("alpha's %s on beta's host, %s %s: %+v; a wrong one: %+v", name, r.method, r.path, got, want)
+			}
+		}
+	}
+	if successes != 0 {
+		t.Errorf("%d cross-tenant requests succeeded", successes)
+	}
+	checkListsOwnOnly(t, p, alpha, beta)
+	checkRPCIsolation(t, p, alpha, beta)
+	checkBetaIntact(t, p, beta)
+	checkHostileHosts(t, p, alpha)
+}
+
+// checkListsOwnOnly: alpha's listings show none of beta's buckets, files or hooks.
+func checkListsOwnOnly(t *testing.T, p *proc, alpha, beta *tenantSide) {
+	admin := []string{"X-Hasura-Admin-Secret", alpha.adminSecret}
+	for _, path := range []string{"/v1/buckets", "/v1/buckets/avatars/files", "/v1/webhooks", "/v1/rules"} {
+		a := hit(t, p, alpha.host, "GET", path, nil, admin...)
+		if a.status != http.StatusOK || strings.Contains(a.body, beta.fileID) || strings.Contains(a.body, beta.onlyBucket) || strings.Contains(a.body, beta.subID) {
+			t.Errorf("alpha's %s: %+v", path, a)
+		}
+	}
+	for _, path := range []string{"/v1/ops/list-orphans", "/v1/ops/list-not-uploaded", "/v1/ops/list-broken-metadata"} {
+		a := hit(t, p, alpha.host, "POST", path, nil, admin...)
+		if a.status != http.StatusOK || strings.Contains(a.body, beta.fileID) {
+			t.Errorf("alpha's %s: %+v", path, a)
+		}
+	}
+}
+
+// checkRPCIsolation: through the management API on alpha's host, alpha's admin
+// gets NotFound for beta's resources exactly as for missing ones, and on beta's
+// host alpha's secret is refused as unauthenticated.
+func checkRPCIsolation(t *testing.T, p *proc, alpha, beta *tenantSide) {
+	ctx := context.Background()
+	on := func(host, secret string) (adminv1connect.FileServiceClient, adminv1connect.BucketServiceClient, adminv1connect.WebhookServiceClient) {
+		opt := connect.WithInterceptors(headerInterceptor{"X-Hasura-Admin-Secret": secret, "Host": host})
+		return adminv1connect.NewFileServiceClient(http.DefaultClient, p.url, opt),
+			adminv1connect.NewBucketServiceClient(http.DefaultClient, p.url, opt),
+			adminv1connect.NewWebhookServiceClient(http.DefaultClient, p.url, opt)
+	}
+	files, buckets, hooks := on(alpha.host, alpha.adminSecret)
+	type call func(file, bucket, sub string) error
+	calls := map[string]call{
+		"GetFile": func(f, _, _ string) error {
+			_, err := files.GetFile(ctx, connect.NewRequest(&adminv1.GetFileRequest{Id: f}))
+			return err
+		},
+		"DeleteFile": func(f, _, _ string) error {
+			_, err := files.DeleteFile(ctx, connect.NewRequest(&adminv1.DeleteFileRequest{Id: f}))
+			return err
+		},
+		"GetBucket": func(_, b, _ string) error {
+			_, err := buckets.GetBucket(ctx, connect.NewRequest(&adminv1.GetBucketRequest{Id: b}))
+			return err
+		},
+		"DeleteBucket": func(_, b, _ string) error {
+			_, err := buckets.DeleteBucket(ctx, connect.NewRequest(&adminv1.DeleteBucketRequest{Id: b}))
+			return err
+		},
+		"GetWebhook": func(_, _, s string) error {
+			_, err := hooks.GetWebhook(ctx, connect.NewRequest(&adminv1.GetWebhookRequest{Id: s}))
+			return err
+		},
+	}
+	for name, c := range calls {
+		got, want := c(beta.fileID, beta.onlyBucket, beta.subID), c("00000000-0000-4000-8000-00000000dead", "no-such-bucket", "00000000-0000-4000-8000-00000000beef")
+		if got == nil || connect.CodeOf(got) != connect.CodeOf(want) || connect.CodeOf(got) != connect.CodeNotFound {
+			t.Errorf("RPC %s on beta's resource: %v; on a missing one: %v", name, got, want)
+		}
+	}
+	_, _, hooksOnBeta := on(beta.host, alpha.adminSecret)
+	_, err := hooksOnBeta.ListWebhooks(ctx, connect.NewRequest(&adminv1.ListWebhooksRequest{}))
+	if connect.CodeOf(err) != connect.CodeUnauthenticated {
+		t.Errorf("alpha's secret on beta's host, RPC ListWebhooks: %v", err)
+	}
+	_, err = tenantClient(p).GetTenant(ctx, connect.NewRequest(&adminv1.GetTenantRequest{Id: beta.id}))
+	if err != nil {
+		t.Errorf("the platform admin reads beta: %v", err)
+	}
+	tc := adminv1connect.NewTenantServiceClient(http.DefaultClient, p.url, connect.WithInterceptors(headerInterceptor{
+		"X-Hasura-Admin-Secret": alpha.adminSecret, "Host": alpha.host}))
+	if _, err := tc.GetTenant(ctx, connect.NewRequest(&adminv1.GetTenantRequest{Id: beta.id})); err == nil {
+		t.Error("alpha's admin read tenant beta through TenantService")
+	}
+}
+
+// checkBetaIntact: after the matrix, beta's file, bucket and hook are as made.
+func checkBetaIntact(t *testing.T, p *proc, beta *tenantSide) {
+	admin := []string{"X-Hasura-Admin-Secret", beta.adminSecret}
+	if a := hit(t, p, beta.host, "GET", "/v1/files/"+beta.fileID, nil, admin...); a.status != http.StatusOK || a.body != "bytes of beta" {
+		t.Errorf("beta's file after the matrix: %+v", a)
+	}
+	for _, path := range []string{"/v1/buckets/" + beta.onlyBucket, "/v1/webhooks/" + beta.subID} {
+		if a := hit(t, p, beta.host, "GET", path, nil, admin...); a.status != http.StatusOK {
+			t.Errorf("beta's %s after the matrix: %+v", path, a)
+		}
+	}
+}
+
+// checkHostileHosts: Host values a client may send resolve to the right tenant or
+// get a clean 4xx, never a 5xx or another tenant.
+func checkHostileHosts(t *testing.T, p *proc, alpha *tenantSide) {
+	path := "/v1/files/" + alpha.fileID
+	admin := []string{"X-Hasura-Admin-Secret", alpha.adminSecret}
+	for host, wantOK := range map[string]bool{
+		"alpha.test": true, "ALPHA.TEST": true, "alpha.test.": true, "alpha.test:8000": true, "Alpha.Test.:443": true,
+		"xn--lpha-2na.test": false, "alpha.test..": false, "alpha.test:99999": false, "": false,
+		strings.Repeat("a", 300) + ".test": false, "alpha.test@beta.test": false, "beta.test": false, "unknown.test": false,
+	} {
+		a := hit(t, p, host, "GET", path, nil, admin...)
+		if ok := a.status == http.StatusOK && a.body == "bytes of alpha"; ok != wantOK || a.status >= 500 {
+			t.Errorf("Host %q: %d %.80s (want served: %v)", host, a.status, a.body, wantOK)
+		}
+	}
+	for _, raw := range []string{
+		"GET " + path + " HTTP/1.0\r\n\r\n",                                        // no Host at all
+		"GET " + path + " HTTP/1.1\r\nHost: alpha.test\r\nHost: beta.test\r\n\r\n", // two
+		"GET " + path + " HTTP/1.1\r\nHost: alph\u00e4.test\r\n\r\n",               // a Unicode twin
+		"GET " + path + " HTTP/1.1\r\nHost: alpha.test\rX: y\r\n\r\n",              // a bare CR
+	} {
+		status := rawStatus(t, p, raw)
+		if status < 400 || status >= 500 {
+			t.Errorf("raw request %q: status %d, want a 4xx", raw, status)
+		}
+	}
+}
+
+// rawStatus writes raw to p and returns the status of its answer.
+func rawStatus(t *testing.T, p *proc, raw string) int {
+	t.Helper()
+	conn, err := dialProc(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conn.Write([]byte(raw)); err != nil {
+		t.Fatal(err)
+	}
+	var status int
+	line := make([]byte, 64)
+	n, _ := io.ReadAtLeast(conn, line, 12)
+	fmt.Sscanf(string(line[:n]), "HTTP/1.%d %d", new(int), &status)
+	return status
+}
+
+// dialProc opens a TCP connection to p's API port.
+func dialProc(p *proc) (net.Conn, error) {
+	return net.Dial("tcp", strings.TrimPrefix(p.url, "http://"))
+}
