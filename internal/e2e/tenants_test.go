@@ -393,3 +393,74 @@ func rawStatus(t *testing.T, p *proc, raw string) int {
 func dialProc(p *proc) (net.Conn, error) {
 	return net.Dial("tcp", strings.TrimPrefix(p.url, "http://"))
 }
+
+// TestTenantQuota: 50 concurrent uploads into a tenant whose quota allows 10 files:
+// at most 10 commit, the others are refused with 507 and a message naming the
+// quota, and the usage the management API reports is exactly what is stored.
+func TestTenantQuota(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		quotaRun(t, start(t, append(tenantEnv(), "COFFER_DATA_DIR="+t.TempDir())...))
+	})
+	t.Run("postgres+s3", func(t *testing.T) {
+		quotaRun(t, start(t, append(append(scaleEnv(t), tenantEnv()...), "COFFER_DATA_DIR="+t.TempDir())...))
+	})
+}
+
+func quotaRun(t *testing.T, p *proc) {
+	ctx := context.Background()
+	const secret = "quota-admin-secret-0123"
+	_, err := tenantClient(p).CreateTenant(ctx, connect.NewRequest(&adminv1.CreateTenantRequest{
+		Id: "quota", Hosts: []string{"quota.test"}, Quota: &adminv1.Quota{MaxFiles: 10},
+		Settings: &adminv1.TenantSettings{AdminSecrets: []string{secret}},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		a    answer
+		size int
+	}
+	results := make(chan result, 50)
+	for i := range 50 {
+		go func() {
+			var body bytes.Buffer
+			mw := multipart.NewWriter(&body)
+			mw.WriteField("bucket-id", "default")
+			fw, _ := mw.CreateFormFile("file[]", fmt.Sprintf("f%d.bin", i))
+			content := bytes.Repeat([]byte{byte(i)}, 1000+i)
+			fw.Write(content)
+			mw.Close()
+			results <- result{hit(t, p, "quota.test", "POST", "/v1/files", body.Bytes(),
+				"X-Hasura-Admin-Secret", secret, "Content-Type", mw.FormDataContentType()), len(content)}
+		}()
+	}
+	var committed, refused int
+	var bytesStored int64
+	for range 50 {
+		r := <-results
+		switch {
+		case r.a.status == http.StatusCreated:
+			committed++
+			bytesStored += int64(r.size)
+		case r.a.status == http.StatusInsufficientStorage && strings.Contains(r.a.body, "quota"):
+			refused++
+		default:
+			t.Errorf("upload: %+v", r.a)
+		}
+	}
+	t.Logf("50 concurrent uploads, quota 10 files: %d committed, %d refused (507)", committed, refused)
+	if committed > 10 || committed+refused != 50 {
+		t.Fatalf("%d committed, %d refused", committed, refused)
+	}
+	u, err := tenantClient(p).GetTenantUsage(ctx, connect.NewRequest(&adminv1.GetTenantUsageRequest{Id: "quota"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := u.Msg.GetUsage(); got.GetFiles() != int64(committed) || got.GetBytes() != bytesStored {
+		t.Errorf("usage %d files %d bytes, stored %d files %d bytes", got.GetFiles(), got.GetBytes(), committed, bytesStored)
+	}
+	// The refused uploads' bytes are gone too: no blob is left without its row.
+	if a := hit(t, p, "quota.test", "POST", "/v1/ops/list-orphans", nil, "X-Hasura-Admin-Secret", secret); a.status != http.StatusOK || strings.Contains(a.body, "f/") {
+		t.Errorf("orphans after the refusals: %+v", a)
+	}
+}
