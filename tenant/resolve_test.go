@@ -206,6 +206,7 @@ func BenchmarkResolveTable(b *testing.B) {
 			h := []byte(host)
 			b.Run(fmt.Sprintf("tenants=%d/%s", n, host[:5]), func(b *testing.B) {
 				b.ReportAllocs()
+				defer cpuPerOp(b)()
 				for b.Loop() {
 					if _, err := r.ResolveBytes(h, nil, untrusted, []byte("/v1/files/x")); err != nil {
 						b.Fatal(err)
