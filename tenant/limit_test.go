@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -99,6 +100,24 @@ func TestUserTableCap(t *testing.T) {
 	r.Allow(t0.Add(10*time.Second), "later")
 	if n := r.users.size(); n != 1 {
 		t.Fatalf("%d users kept after the idle sweep, want 1", n)
+	}
+}
+
+func TestLongUserKeys(t *testing.T) {
+	r := NewRateLimiter(Limits{UserRequestsPerSecond: 1, UserBurst: 1}, UserTableConfig{})
+	long := strings.Repeat("u", 10_000)
+	if !r.Allow(t0, long+"1").OK || r.Allow(t0, long+"1").OK {
+		t.Fatal("a long user key does not keep its bucket")
+	}
+	if !r.Allow(t0, long+"2").OK {
+		t.Fatal("two long user keys share a bucket")
+	}
+	for i := range r.users.shards {
+		for k := range r.users.shards[i].m {
+			if len(k) > maxUserKey {
+				t.Fatalf("a %d-byte key is kept", len(k))
+			}
+		}
 	}
 }
 
