@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"fmt"
+	"net/http"
 	"net/netip"
 	"testing"
 
@@ -101,6 +102,22 @@ func TestResolve(t *testing.T) {
 				t.Errorf("the not-found message reveals something: %q", coffer.ErrorMessage(err))
 			}
 		}
+	}
+}
+
+func TestForwardedHost(t *testing.T) {
+	r := newTestResolver(t)
+	h := http.Header{}
+	h.Add("X-Forwarded-Host", "files.acme.com")
+	h.Add("X-Forwarded-Host", "evil.example, carol.localhost")
+	if got := ForwardedHost(h); got != "files.acme.com,evil.example, carol.localhost" {
+		t.Errorf("ForwardedHost = %q", got)
+	}
+	if res, err := r.Resolve("files.example.com", ForwardedHost(h), proxy, "/"); err != nil || res.TenantID != "carol" || res.Source != ByForwardedHost {
+		t.Errorf("the last line's last value: %+v, %v; want carol", res, err)
+	}
+	if ForwardedHost(http.Header{}) != "" {
+		t.Error("no header, yet a value")
 	}
 }
 
