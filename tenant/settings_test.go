@@ -97,6 +97,11 @@ func checkOpens(t *testing.T, s *Settings, sealer *Sealer) {
 	if err := s.Prepare(sealer, "bob"); coffer.ErrorCode(err) != coffer.EINVALID {
 		t.Errorf("another tenant's sealed values were accepted: %v", err)
 	}
+	swapped := *s
+	swapped.Storage.SecretAccessKey = s.PresignKey
+	if err := swapped.Prepare(sealer, "acme"); coffer.ErrorField(err) != fieldSecretAccessKey {
+		t.Errorf("a sealed presign key was accepted as the S3 secret key: %v", err)
+	}
 }
 
 func TestCheckAdminSecret(t *testing.T) {
