@@ -4,9 +4,27 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
+
+// cpuPerOp starts counting the process's CPU time (user + system, from
+// getrusage: less sensitive to the machine's other load than wall time); the
+// function it returns reports it per op as cpu-ns/op.
+func cpuPerOp(b *testing.B) func() {
+	start := cpuTime(b)
+	return func() { b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op") }
+}
+
+// cpuTime returns the process's user + system time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 // benchLimits allow everything a benchmark can send (1e9/s), so it measures the
 // allowing path: a compare-and-swap per bucket.
@@ -43,6 +61,8 @@ func benchAllow(b *testing.B, n int, l Limits, withUsers bool) {
 	var seq atomic.Int64
 	refused := atomic.Int64{}
 	b.ReportAllocs()
+	defer cpuPerOp(b)()
+	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		i := int(seq.Add(1)) * 7919
 		for pb.Next() {

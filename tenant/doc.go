@@ -12,6 +12,11 @@
 // secrets live, so their hashing, sealing and redaction are defined once here, not
 // in each face that shows or uses them.
 //
+// Decisions a caller should know: X-Forwarded-Host counts only from a trusted peer,
+// and then its right-most value (the one that proxy added); a host bound to a
+// tenant wins over a /t/{tenant}/ path, so no tenant's files are ever served from
+// another tenant's origin; an unknown host or tenant is a 404 that names nothing.
+//
 // Everything here is immutable once built (Resolver) or safe for concurrent use
 // without a global lock (the limiters: atomic GCRA cells, sharded user tables). When
 // tenants change, the caller builds a new Resolver and swaps an atomic pointer.

@@ -16,6 +16,14 @@ const (
 	HeaderReset      = "RateLimit-Reset"
 )
 
+// The same names in net/http's canonical form, the keys http.Header.Get looks
+// up (the IETF spelling above goes on the wire in AppendHeaders).
+const (
+	keyLimit     = "Ratelimit-Limit"
+	keyRemaining = "Ratelimit-Remaining"
+	keyReset     = "Ratelimit-Reset"
+)
+
 // seconds rounds d up to whole seconds, as these headers count; a refusal says at
 // least 1 so a client does not retry at once.
 func seconds(d time.Duration, atLeastOne bool) int64 {
@@ -32,9 +40,9 @@ func SetHeaders(h http.Header, d Decision) {
 	if d.Limit == 0 {
 		return
 	}
-	h[HeaderLimit] = []string{strconv.Itoa(d.Limit)}
-	h[HeaderRemaining] = []string{strconv.Itoa(d.Remaining)}
-	h[HeaderReset] = []string{strconv.FormatInt(seconds(d.Reset, false), 10)}
+	h[keyLimit] = []string{strconv.Itoa(d.Limit)}
+	h[keyRemaining] = []string{strconv.Itoa(d.Remaining)}
+	h[keyReset] = []string{strconv.FormatInt(seconds(d.Reset, false), 10)}
 	if !d.OK {
 		h[HeaderRetryAfter] = []string{strconv.FormatInt(seconds(d.RetryAfter, true), 10)}
 	}

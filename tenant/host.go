@@ -63,6 +63,18 @@ func NormalizeHost(raw string) (string, error) {
 	return string(buf[:n]), nil
 }
 
+// AppendHost appends the normalized form of raw (as NormalizeHost) to dst: the
+// byte form for the HTTP/1.1 fast path, which holds the head as bytes; it does not
+// allocate when dst has room.
+func AppendHost(dst, raw []byte) ([]byte, error) {
+	var buf hostBuf
+	n, err := normalizeInto(raw, &buf)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, buf[:n]...), nil
+}
+
 // normalizeInto writes the normalized form of raw into buf and returns its length.
 func normalizeInto[T text](raw T, buf *hostBuf) (int, error) {
 	if len(raw) == 0 {

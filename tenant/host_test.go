@@ -99,6 +99,19 @@ func TestNormalizeHostRefuses(t *testing.T) {
 	}
 }
 
+func TestAppendHostAllocs(t *testing.T) {
+	raw, dst := []byte("Acme.Files.Example.COM.:8443"), make([]byte, 0, MaxHostLen)
+	allocs := testing.AllocsPerRun(100, func() {
+		out, err := AppendHost(dst, raw)
+		if err != nil || string(out) != "acme.files.example.com" {
+			t.Fatalf("AppendHost = %q, %v", out, err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("AppendHost: %v allocations, want 0", allocs)
+	}
+}
+
 func TestNormalizeBytesAgrees(t *testing.T) {
 	for _, in := range []string{"A.b:1", "[::1]:2", "x..y", "a.com.", "é"} {
 		var b1, b2 hostBuf

@@ -17,7 +17,8 @@ type RateLimiter struct {
 
 // UserTableConfig bounds the memory of the per-user buckets of one tenant.
 type UserTableConfig struct {
-	// MaxUsers is how many users' buckets are kept at most (~100 bytes each). At
+	// MaxUsers is how many users' buckets are kept at most (~100 bytes each: a
+	// user key longer than 64 bytes is kept as its 64-bit hash). At
 	// the cap, a new user first makes every full bucket of its shard be forgotten
 	// (lossless: a full bucket is what a new user gets), else the bucket closest
 	// to full: that user starts again from a full bucket, so it may get up to one

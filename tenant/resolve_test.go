@@ -2,6 +2,7 @@ package tenant
 
 import (
 	"fmt"
+	"net/http"
 	"net/netip"
 	"testing"
 
@@ -104,6 +105,22 @@ func TestResolve(t *testing.T) {
 	}
 }
 
+func TestForwardedHost(t *testing.T) {
+	r := newTestResolver(t)
+	h := http.Header{}
+	h.Add("X-Forwarded-Host", "files.acme.com")
+	h.Add("X-Forwarded-Host", "evil.example, carol.localhost")
+	if got := ForwardedHost(h); got != "files.acme.com,evil.example, carol.localhost" {
+		t.Errorf("ForwardedHost = %q", got)
+	}
+	if res, err := r.Resolve("files.example.com", ForwardedHost(h), proxy, "/"); err != nil || res.TenantID != "carol" || res.Source != ByForwardedHost {
+		t.Errorf("the last line's last value: %+v, %v; want carol", res, err)
+	}
+	if ForwardedHost(http.Header{}) != "" {
+		t.Error("no header, yet a value")
+	}
+}
+
 func TestNewResolverRefuses(t *testing.T) {
 	cases := []struct {
 		entries []Entry
@@ -130,8 +147,12 @@ func TestNewResolverRefuses(t *testing.T) {
 
 // thousandTenants returns 1,000 tenants, each with an exact host, under a capturing
 // wildcard: the table of the benchmarks.
-func thousandTenants(tb testing.TB) *Resolver {
-	entries := make([]Entry, 1000)
+func thousandTenants(tb testing.TB) *Resolver { return nTenants(tb, 1000) }
+
+// nTenants returns n tenants "tenant-0" ... with exact hosts "files.tenant-N.example.org",
+// under the capturing wildcard "*.files.example.com".
+func nTenants(tb testing.TB, n int) *Resolver {
+	entries := make([]Entry, n)
 	for i := range entries {
 		id := fmt.Sprintf("tenant-%d", i)
 		entries[i] = Entry{ID: id, Hosts: []string{"files." + id + ".example.org"}}
@@ -191,4 +212,24 @@ func BenchmarkResolve(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkResolveTable: an exact host and a wildcard host of tenant-0, in a table
+// of 1 tenant and of 1,000 (does the table's size cost anything?).
+func BenchmarkResolveTable(b *testing.B) {
+	for _, n := range []int{1, 1000} {
+		r := nTenants(b, n)
+		for _, host := range []string{"files.tenant-0.example.org", "tenant-0.files.example.com"} {
+			h := []byte(host)
+			b.Run(fmt.Sprintf("tenants=%d/%s", n, host[:5]), func(b *testing.B) {
+				b.ReportAllocs()
+				defer cpuPerOp(b)()
+				for b.Loop() {
+					if _, err := r.ResolveBytes(h, nil, untrusted, []byte("/v1/files/x")); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
 }

@@ -82,11 +82,11 @@ type Limits struct {
 // with the field at fault, ETOOLARGE past MaxSettingsSize.
 func Parse(doc []byte) (*Settings, error) {
 	s := &Settings{}
-	if len(bytes.TrimSpace(doc)) == 0 {
-		return s, nil
-	}
 	if len(doc) > MaxSettingsSize {
 		return nil, coffer.Errorf(coffer.ETOOLARGE, "settings: larger than %d bytes", MaxSettingsSize)
+	}
+	if len(bytes.TrimSpace(doc)) == 0 {
+		return s, nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.DisallowUnknownFields()

@@ -97,6 +97,11 @@ func checkOpens(t *testing.T, s *Settings, sealer *Sealer) {
 	if err := s.Prepare(sealer, "bob"); coffer.ErrorCode(err) != coffer.EINVALID {
 		t.Errorf("another tenant's sealed values were accepted: %v", err)
 	}
+	swapped := *s
+	swapped.Storage.SecretAccessKey = s.PresignKey
+	if err := swapped.Prepare(sealer, "acme"); coffer.ErrorField(err) != fieldSecretAccessKey {
+		t.Errorf("a sealed presign key was accepted as the S3 secret key: %v", err)
+	}
 }
 
 func TestCheckAdminSecret(t *testing.T) {
@@ -173,8 +178,8 @@ func TestParseRefuses(t *testing.T) {
 			t.Errorf("Parse(%s) = %v (field %q), want EINVALID on %q", doc, err, coffer.ErrorField(err), field)
 		}
 	}
-	if _, err := Parse(bytes.Repeat([]byte(" "), MaxSettingsSize+1)); err != nil {
-		t.Errorf("blank document: %v", err)
+	if s, err := Parse([]byte(" \n")); err != nil || s.Validate() != nil || len(s.AdminSecrets) != 0 {
+		t.Errorf("blank document: %+v, %v; want empty settings", s, err)
 	}
 	big := `{"unauthorizedRole": "` + strings.Repeat("a", MaxSettingsSize) + `"}`
 	if _, err := Parse([]byte(big)); coffer.ErrorCode(err) != coffer.ETOOLARGE {

@@ -1,6 +1,7 @@
 package tenant
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"math/bits"
 	"strings"
@@ -39,9 +40,17 @@ func newUserTable(r rate, cfg UserTableConfig) *userTable {
 	}
 }
 
+// maxUserKey is the longest user key kept as it is; a longer one is kept as its
+// 64-bit hash, so the table's memory is bounded in bytes, not only in entries.
+const maxUserKey = 64
+
 // get returns the bucket of user, adding it (and making room) if new.
 func (t *userTable) get(user string, now int64) *cell {
-	s := &t.shards[maphash.String(t.seed, user)&t.mask]
+	h := maphash.String(t.seed, user)
+	if len(user) > maxUserKey {
+		user = string(binary.LittleEndian.AppendUint64(make([]byte, 0, 8), h))
+	}
+	s := &t.shards[h&t.mask]
 	s.mu.RLock()
 	c := s.m[user]
 	s.mu.RUnlock()
