@@ -120,7 +120,7 @@ func (s *Main) buildTenant(ctx context.Context, t *coffer.Tenant) (*tenantGraph,
 		return nil, err
 	}
 	acfg := auth.DefaultConfig()
-	acfg.AdminSecretHashes, acfg.JWTSecret, acfg.Logger = cfg.AdminSecretHashes, cfg.JWT, log
+	acfg.AdminSecretHashes, acfg.JWT, acfg.Logger = cfg.AdminSecretHashes, cfg.JWT, log
 	acfg.JWTAdminRole = s.cfg.Compat.JWTAdminRole
 	if cfg.UnauthorizedRole != "" {
 		acfg.UnauthorizedRole = cfg.UnauthorizedRole

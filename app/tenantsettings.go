@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/blob/s3blob"
 	"github.com/coffer/coffer/tenant"
@@ -18,7 +19,7 @@ import (
 // digests.
 type tenantSettings struct {
 	AdminSecretHashes [][32]byte
-	JWT               string
+	JWT               *auth.JWTConfig // nil: no JWTs
 	PresignKey        []byte // nil: derived from the server key (tenantPresignKey)
 	UnauthorizedRole  string
 	Storage           tenant.Storage // SecretAccessKey opened
@@ -31,7 +32,10 @@ func (tn *tenancy) settings(t *coffer.Tenant) (tenantSettings, error) {
 	if err != nil {
 		return tenantSettings{}, fmt.Errorf("tenant %s: stored settings: %w", t.ID, err)
 	}
-	out := tenantSettings{JWT: string(doc.JWT), UnauthorizedRole: doc.UnauthorizedRole, Storage: doc.Storage, Limits: doc.Limits}
+	out := tenantSettings{UnauthorizedRole: doc.UnauthorizedRole, Storage: doc.Storage, Limits: doc.Limits}
+	if out.JWT, err = doc.JWTConfig(tn.sealer, t.ID); err != nil {
+		return tenantSettings{}, fmt.Errorf("tenant %s: JWT: %w", t.ID, err)
+	}
 	for _, h := range doc.AdminSecrets {
 		var d [32]byte
 		raw, err := hex.DecodeString(strings.TrimPrefix(h, "sha256:"))

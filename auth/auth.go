@@ -22,6 +22,9 @@ type Config struct {
 	// JWTSecret is Hasura's JSON JWT secret (see ParseJWTConfig); "" disables JWT
 	// authentication.
 	JWTSecret string
+	// JWT is an already parsed JWT config, used instead of JWTSecret when set (a
+	// tenant's, whose key is kept sealed in its settings).
+	JWT *JWTConfig
 	// JWTAdminRole makes a JWT whose role is "admin" an admin, with every permission,
 	// as Hasura treats its admin role (and hasura-storage with it). Off: "admin" is
 	// an ordinary role that needs rules.
@@ -66,21 +69,25 @@ func New(cfg Config) (*Authenticator, error) {
 		return nil, err
 	}
 	a := &Authenticator{cfg: cfg, adminHash: sha256.Sum256([]byte(cfg.AdminSecret)), anon: coffer.AnonymousPrincipal(cfg.UnauthorizedRole)}
-	if cfg.JWTSecret == "" {
+	jc := cfg.JWT
+	if jc == nil && cfg.JWTSecret == "" {
 		return a, nil
 	}
-	jc, err := ParseJWTConfig(cfg.JWTSecret)
-	if err != nil {
-		return nil, err
+	if jc == nil {
+		var err error
+		if jc, err = ParseJWTConfig(cfg.JWTSecret); err != nil {
+			return nil, err
+		}
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	if a.jwt, err = newJWTVerifier(jc, log); err != nil {
+	jv, err := newJWTVerifier(jc, log)
+	if err != nil {
 		return nil, err
 	}
-	a.jwt.adminRole = cfg.JWTAdminRole
+	a.jwt, jv.adminRole = jv, cfg.JWTAdminRole
 	return a, nil
 }
 

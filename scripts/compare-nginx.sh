@@ -2,11 +2,14 @@
 # Side-by-side load test of coffer against nginx serving the same files from disk, on
 # this machine, loopback only. Installs nginx and wrk from apt if missing.
 #
-#   scripts/compare-nginx.sh [--base REV] [--no-large] [--only S1,S2] [ROUNDS=3] [DURATION=10s]
+#   scripts/compare-nginx.sh [--base REV] [--tenants] [--no-large] [--only S1,S2] [ROUNDS=3] [DURATION=10s]
 #
 # --base REV also builds coffer at git revision REV and runs it beside this checkout's,
 # alternating the two builds in every round, and prints head/base ratios (the check that
-# a refactor kept the hot path's speed). --no-large skips the 45 MB scenario; --only runs
+# a refactor kept the hot path's speed). --tenants also runs this checkout's coffer a
+# second time with tenants on (--tenants), set up the same way inside tenant "alpha",
+# every request routed by its Host (alpha.test), and prints tenant/head ratios (the cost
+# of host routing and the tenant's views on the hot path). --no-large skips the 45 MB scenario; --only runs
 # just the scenarios named (from the list below).
 #
 # nginx is set up as a competent operator would: 2 workers (one per core), sendfile,
@@ -33,10 +36,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here=$PWD/scripts/compare-nginx
-base_rev= skip_large=0 only=
+base_rev= skip_large=0 only= tenants=0
 while [ $# -gt 0 ]; do
   case $1 in
     --base) base_rev=$2; shift 2 ;;
+    --tenants) tenants=1; shift ;;
     --no-large) skip_large=1; shift ;;
     --only) only=$2; shift 2 ;;
     *) break ;;
@@ -95,28 +99,42 @@ if [ -n "$base_rev" ]; then
 fi
 key=compare-nginx-hs256-key-0123456789abcdef
 owner_rules "$work/rules.yaml"
-declare -A url pid pub_small priv_small pub_mid pub_large
-start_coffer() { # build-name dir-with-coffer
+declare -A url pid pub_small priv_small pub_mid pub_large host admin
+start_coffer() { # build-name dir-with-coffer [serve flags...]
   local p; p=$(port)
   (cd "$2" && exec ./coffer serve --listen "127.0.0.1:$p" --data-dir "$work/data-$1" --admin-secret s \
-    --jwt-secret "{\"type\":\"HS256\",\"key\":\"$key\"}" --rules "$work/rules.yaml" --log-level warn \
+    --jwt-secret "{\"type\":\"HS256\",\"key\":\"$key\"}" --rules "$work/rules.yaml" --log-level warn "${@:3}" \
     >"$work/coffer-$1.log" 2>&1) &
   pid[$1]=$!
   pids+=($!)
-  url[$1]=http://127.0.0.1:$p
+  url[$1]=http://127.0.0.1:$p host[$1]= admin[$1]=s
 }
 start_coffer head "$work"
 [ -z "$base_rev" ] || start_coffer base "$work/base"
+platform=compare-nginx-platform-secret
+if [ "$tenants" = 1 ]; then
+  start_coffer tenant "$work" --tenants --platform-secret "$platform" --tenant-key "$(head -c 32 /dev/urandom | base64)" \
+    --default-tenant-hosts default.test
+  builds+=(tenant)
+fi
 for b in "${builds[@]}"; do
   for _ in $(seq 100); do curl -sf "${url[$b]}/healthz" >/dev/null && curl -sf "$Noff/small.bin" -o /dev/null && break; sleep 0.1; done
 done
+if [ "$tenants" = 1 ]; then # tenant alpha, with the same JWT key and rules, reached as alpha.test
+  host[tenant]=alpha.test admin[tenant]=compare-nginx-tenant-admin
+  jwt=$(python3 -c 'import json,sys; print(json.dumps(json.dumps({"type": "HS256", "key": sys.argv[1]})))' "$key")
+  curl -sf -H 'Content-Type: application/json' -H "X-Coffer-Platform-Secret: $platform" -H 'Host: default.test' \
+    -d "{\"id\":\"alpha\",\"hosts\":[\"alpha.test\"],\"settings\":{\"adminSecrets\":[\"${admin[tenant]}\"],\"jwt\":$jwt}}" \
+    "${url[tenant]}/coffer.admin.v1.TenantService/CreateTenant" >/dev/null
+  curl -sf -X PUT -H "x-hasura-admin-secret: ${admin[tenant]}" -H 'Host: alpha.test' -H 'Content-Type: application/yaml' \
+    --data-binary @"$work/rules.yaml" "${url[tenant]}/v1/rules" >/dev/null
+fi
 sleep 1
 idle_rss=$(awk '/VmRSS/{print $2}' "/proc/${pid[head]}/status")
 
 token=$(python3 "$here/upload.py" token "$key" alice)
-A=(-H "x-hasura-admin-secret: s")
-upload() { # base-url bucket file auth-header -> id
-  curl -sf -H "$4" -F "bucket-id=$2" -F "file[]=@$3" "$1/v1/files" | python3 -c 'import json,sys; print(json.load(sys.stdin)["processedFiles"][0]["id"])'
+upload() { # base-url bucket file auth-header [curl args] -> id
+  curl -sf -H "$4" "${@:5}" -F "bucket-id=$2" -F "file[]=@$3" "$1/v1/files" | python3 -c 'import json,sys; print(json.load(sys.stdin)["processedFiles"][0]["id"])'
 }
 same() { cmp -s <(curl -sf "${@:3}" "$1") "$2" || { echo "compare-nginx: $1 does not serve $2" >&2; exit 1; }; }
 # nginx's request lists, and a check that both server blocks serve the bytes.
@@ -129,17 +147,19 @@ done
 setup_times=()
 for b in "${builds[@]}"; do
   C=${url[$b]}
+  H=(); [ -z "${host[$b]}" ] || H=(-H "Host: ${host[$b]}") # a tenant's requests carry its host
+  A=(-H "x-hasura-admin-secret: ${admin[$b]}" "${H[@]}")
   curl -sf "${A[@]}" -d '{"id":"pub","public":true}' "$C/v1/buckets" >/dev/null
   curl -sf "${A[@]}" -d '{"id":"priv"}' "$C/v1/buckets" >/dev/null
-  pub_small[$b]=$(upload "$C" pub "$work/www/small.bin" "x-hasura-admin-secret: s")
-  priv_small[$b]=$(upload "$C" priv "$work/www/small.bin" "Authorization: Bearer $token")
-  pub_mid[$b]=$(upload "$C" pub "$work/www/mid.bin" "x-hasura-admin-secret: s")
-  pub_large[$b]=$(upload "$C" pub "$work/www/large.bin" "x-hasura-admin-secret: s")
+  pub_small[$b]=$(upload "$C" pub "$work/www/small.bin" "x-hasura-admin-secret: ${admin[$b]}" "${H[@]}")
+  priv_small[$b]=$(upload "$C" priv "$work/www/small.bin" "Authorization: Bearer $token" "${H[@]}")
+  pub_mid[$b]=$(upload "$C" pub "$work/www/mid.bin" "x-hasura-admin-secret: ${admin[$b]}" "${H[@]}")
+  pub_large[$b]=$(upload "$C" pub "$work/www/large.bin" "x-hasura-admin-secret: ${admin[$b]}" "${H[@]}")
   # Many files and many users: the uploader keeps 8 connections alive in parallel.
   t0=$(now)
-  python3 "$here/upload.py" files "$C" pub "$work/www/many" f "$nfiles" >"$work/ids-$b-many.txt"
+  COFFER_HOST=${host[$b]} COFFER_ADMIN_SECRET=${admin[$b]} python3 "$here/upload.py" files "$C" pub "$work/www/many" f "$nfiles" >"$work/ids-$b-many.txt"
   t1=$(now)
-  python3 "$here/upload.py" users "$C" "$key" priv "$work/www/users" u "$nusers" >"$work/ids-$b-users.txt"
+  COFFER_HOST=${host[$b]} python3 "$here/upload.py" users "$C" "$key" priv "$work/www/users" u "$nusers" >"$work/ids-$b-users.txt"
   t2=$(now)
   setup_times+=("$(awk -v b="$b" -v a="$t0" -v m="$t1" -v z="$t2" -v nf="$nfiles" -v nu="$nusers" \
     'BEGIN{printf "%s: %d files (20 per request) in %.1f s, %d users (one file each) in %.1f s", b, nf, m-a, nu, z-m}')")
@@ -148,22 +168,22 @@ for b in "${builds[@]}"; do
   [ "$(wc -l <"$work/lists/coffer-$b-many.txt")" = "$nfiles" ] && [ "$(wc -l <"$work/lists/coffer-$b-users.txt")" = "$nusers" ]
   # Every target must serve the same bytes before anything is measured, and the rule must
   # really be checked: no token, or another user's token, finds nothing.
-  same "$C/v1/files/${pub_small[$b]}" "$work/www/small.bin"
-  same "$C/v1/files/${priv_small[$b]}" "$work/www/small.bin" -H "Authorization: Bearer $token"
-  same "$C/v1/files/${pub_mid[$b]}" "$work/www/mid.bin"
-  same "$C/v1/files/${pub_large[$b]}" "$work/www/large.bin"
+  same "$C/v1/files/${pub_small[$b]}" "$work/www/small.bin" "${H[@]}"
+  same "$C/v1/files/${priv_small[$b]}" "$work/www/small.bin" -H "Authorization: Bearer $token" "${H[@]}"
+  same "$C/v1/files/${pub_mid[$b]}" "$work/www/mid.bin" "${H[@]}"
+  same "$C/v1/files/${pub_large[$b]}" "$work/www/large.bin" "${H[@]}"
   for i in 0 4321 $((nfiles - 1)); do
     read -r name id < <(sed -n "$((i + 1))p" "$work/ids-$b-many.txt")
-    same "$C/v1/files/$id" "$work/www/many/$name"
+    same "$C/v1/files/$id" "$work/www/many/$name" "${H[@]}"
   done
   for i in 0 500 $((nusers - 1)); do
     read -r name id tok < <(sed -n "$((i + 1))p" "$work/ids-$b-users.txt")
-    same "$C/v1/files/$id" "$work/www/users/$name" -H "Authorization: Bearer $tok"
+    same "$C/v1/files/$id" "$work/www/users/$name" -H "Authorization: Bearer $tok" "${H[@]}"
   done
   read -r _ id0 _ < <(sed -n 1p "$work/ids-$b-users.txt")
   read -r _ _ tok1 < <(sed -n 2p "$work/ids-$b-users.txt")
-  [ "$(curl -s -o /dev/null -w '%{http_code}' "$C/v1/files/${priv_small[$b]}")" = 404 ]
-  [ "$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $tok1" "$C/v1/files/$id0")" = 404 ]
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "${H[@]}" "$C/v1/files/${priv_small[$b]}")" = 404 ]
+  [ "$(curl -s -o /dev/null -w '%{http_code}' "${H[@]}" -H "Authorization: Bearer $tok1" "$C/v1/files/$id0")" = 404 ]
 done
 printf 'setup %s\n' "${setup_times[@]}" >&2
 
@@ -177,8 +197,9 @@ cpu_ticks() { # pids... -> utime+stime (clock ticks) of them and their child pro
   echo "$t"
 }
 to_ms() { awk -v v="$1" 'BEGIN{n=v+0; if (v ~ /us$/) n/=1000; else if (v ~ /ms$/) n=n; else if (v ~ /s$/) n*=1000; printf "%.3f", n}'; }
-run() { # round scenario target conns timeout cpu-pid url [request-list-file | header]
+run() { # round scenario target conns timeout cpu-pid url [request-list-file | header] [host]
   local w=(wrk -t2 -c"$4" -d"$dur" --timeout "$5" --latency) out c0 c1
+  [ -z "${9:-}" ] || w+=(-H "Host: $9")
   if [ -f "${8:-}" ]; then w+=(-s "$here/cycle.lua" "$7" -- "$8")
   elif [ -n "${8:-}" ]; then w+=(-H "$8" "$7")
   else w+=("$7"); fi
@@ -197,23 +218,23 @@ run() { # round scenario target conns timeout cpu-pid url [request-list-file | h
   cpu_us=$(awk -v d=$((c1 - c0)) -v t="$tick" -v n="$reqs" 'BEGIN{printf "%.1f", (n > 0) ? d / t * 1e6 / n : 0}')
   echo "$1 $2 $3 $rps $bps $(to_ms "$p50") $(to_ms "$p99") $cpu_us $load $errs ${non2xx:-0} $reqs" | tee -a "$results"
 }
-targets() { # scenario -> its targets, one a line: NAME<TAB>PID<TAB>URL<TAB>[LIST-FILE | HEADER]
+targets() { # scenario -> its targets, one a line: NAME|PID|URL|[LIST-FILE or HEADER]|[HOST] (| as separator: empty fields stay fields)
   local s=$1 b sfx path= list=
   case $s in
     hot-100k) path=/small.bin ;; 5m) path=/mid.bin ;; 45m) path=/large.bin ;;
     files-10k) list=$work/lists/nginx-many.txt ;; users-1k) list=$work/lists/nginx-users.txt ;;
   esac
-  printf '%s\t%s\t%s\t%s\n' nginx-nopush-off "$nginx_pid" "$Noff$path" "$list" nginx-nopush-on "$nginx_pid" "$Non$path" "$list"
+  printf '%s|%s|%s|%s\n' nginx-nopush-off "$nginx_pid" "$Noff$path" "$list" nginx-nopush-on "$nginx_pid" "$Non$path" "$list"
   for b in "${builds[@]}"; do
     sfx=; [ "${#builds[@]}" = 1 ] || sfx=-$b
-    local C=${url[$b]}/v1/files p=${pid[$b]}
+    local C=${url[$b]}/v1/files p=${pid[$b]} h=${host[$b]}
     case $s in
-      hot-100k) printf 'coffer-public%s\t%s\t%s\t\n' "$sfx" "$p" "$C/${pub_small[$b]}"
-        printf 'coffer-jwt%s\t%s\t%s\t%s\n' "$sfx" "$p" "$C/${priv_small[$b]}" "Authorization: Bearer $token" ;;
-      files-10k) printf 'coffer-public%s\t%s\t%s\t%s\n' "$sfx" "$p" "${url[$b]}" "$work/lists/coffer-$b-many.txt" ;;
-      users-1k) printf 'coffer-jwt%s\t%s\t%s\t%s\n' "$sfx" "$p" "${url[$b]}" "$work/lists/coffer-$b-users.txt" ;;
-      5m) printf 'coffer-public%s\t%s\t%s\t\n' "$sfx" "$p" "$C/${pub_mid[$b]}" ;;
-      45m) printf 'coffer-public%s\t%s\t%s\t\n' "$sfx" "$p" "$C/${pub_large[$b]}" ;;
+      hot-100k) printf 'coffer-public%s|%s|%s||%s\n' "$sfx" "$p" "$C/${pub_small[$b]}" "$h"
+        printf 'coffer-jwt%s|%s|%s|%s|%s\n' "$sfx" "$p" "$C/${priv_small[$b]}" "Authorization: Bearer $token" "$h" ;;
+      files-10k) printf 'coffer-public%s|%s|%s|%s|%s\n' "$sfx" "$p" "${url[$b]}" "$work/lists/coffer-$b-many.txt" "$h" ;;
+      users-1k) printf 'coffer-jwt%s|%s|%s|%s|%s\n' "$sfx" "$p" "${url[$b]}" "$work/lists/coffer-$b-users.txt" "$h" ;;
+      5m) printf 'coffer-public%s|%s|%s||%s\n' "$sfx" "$p" "$C/${pub_mid[$b]}" "$h" ;;
+      45m) printf 'coffer-public%s|%s|%s||%s\n' "$sfx" "$p" "$C/${pub_large[$b]}" "$h" ;;
     esac
   done
 }
@@ -230,8 +251,8 @@ for r in $(seq "$rounds"); do
     conns=100 timeout=2s
     case $s in 5m | 45m) conns=50 timeout=30s ;; esac
     order=cat; [ $((r % 2)) = 1 ] || order=tac
-    while IFS=$'\t' read -r name tpid turl extra; do
-      run "$r" "$s" "$name" "$conns" "$timeout" "$tpid" "$turl" "$extra"
+    while IFS='|' read -r name tpid turl extra thost; do
+      run "$r" "$s" "$name" "$conns" "$timeout" "$tpid" "$turl" "$extra" "$thost"
     done < <(targets "$s" | $order)
   done
 done

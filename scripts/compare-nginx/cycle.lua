@@ -1,5 +1,6 @@
 -- wrk script of scripts/compare-nginx.sh: cycles through the requests listed in a file,
--- one per line, "PATH" or "PATH TOKEN" (sent as "Authorization: Bearer TOKEN").
+-- one per line, "PATH" or "PATH TOKEN" (sent as "Authorization: Bearer TOKEN"), with
+-- the headers given to wrk with -H.
 --   wrk ... -s cycle.lua URL -- LISTFILE
 -- Requests are formatted once in init; the second wrk thread starts half the list on,
 -- so the two threads do not ask for the same file at the same time.
@@ -18,7 +19,10 @@ function init(args)
     local path, tok = line:match("^(%S+)%s*(%S*)$")
     if path then
       local h = nil
-      if tok ~= "" then h = { ["Authorization"] = "Bearer " .. tok } end
+      if tok ~= "" then
+        h = { ["Authorization"] = "Bearer " .. tok }
+        for k, v in pairs(wrk.headers) do h[k] = v end -- wrk -H (a Host), which wrk.format drops when given h
+      end
       reqs[#reqs + 1] = wrk.format("GET", path, h)
     end
   end

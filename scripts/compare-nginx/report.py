@@ -4,7 +4,8 @@
   ROUND SCENARIO TARGET REQ/S BYTES/S P50_MS P99_MS CPU_US/REQ LOAD1 CONNECT READ WRITE TIMEOUT NON2XX REQUESTS
 
 and prints a markdown table of medians over the rounds with ratios against nginx with
-tcp_nopush off, then head/base ratios when two coffer builds ran.
+tcp_nopush off, then head/base ratios when two coffer builds ran, and tenant/head ratios
+when the same build also ran with tenants (--tenants: its requests routed by host).
 
   report.py RESULTS ROUNDS DURATION
 
@@ -74,21 +75,25 @@ def table(runs):
               f"{'INVALID (' + bad + ')' if bad else 'valid'} |")
 
 
-def head_base(runs):
-    heads = [k for k in runs if k[1].endswith("-head")]
-    if not heads:
+def pairs(runs, a, b):
+    """Prints build a against build b (targets named NAME-a and NAME-b), per round and
+    the median of those ratios."""
+    tops = [k for k in runs if k[1].endswith("-" + a)]
+    if not tops:
         return
-    print("\nhead vs base, per round (adjacent runs of one round), then the median of those ratios:")
-    for scen, h in heads:
-        b = h[:-len("head")] + "base"
-        hr, br = runs[(scen, h)], runs.get((scen, b), [])
+    print(f"\n{a} vs {b}, per round (adjacent runs of one round), then the median of those ratios:")
+    for scen, h in tops:
+        o = h[:-len(a)] + b
+        hr, br = runs[(scen, h)], runs.get((scen, o), [])
         rps = [x["rps"] / y["rps"] for x, y in zip(hr, br) if y["rps"] > 0]
         cpu = [x["cpu"] / y["cpu"] for x, y in zip(hr, br) if y["cpu"] > 0]
+        p99 = [x["p99"] / y["p99"] for x, y in zip(hr, br) if y["p99"] > 0]
         if not rps or not cpu:
             continue
         note = "" if not (problems(hr) or problems(br)) else " (INVALID: errors in a run)"
-        print(f"  {scen} {h[:-5]}: req/s head/base {' '.join(f'{r:.3f}' for r in rps)} -> median "
-              f"{statistics.median(rps):.3f}; CPU/req head/base median {statistics.median(cpu):.3f}{note}")
+        print(f"  {scen} {h[:-len(a) - 1]}: req/s {a}/{b} {' '.join(f'{r:.3f}' for r in rps)} -> median "
+              f"{statistics.median(rps):.3f}; CPU/req {a}/{b} median {statistics.median(cpu):.3f}; "
+              f"p99 {a}/{b} median {statistics.median(p99):.3f}{note}")
 
 
 def main(path, rounds, dur):
@@ -96,7 +101,8 @@ def main(path, rounds, dur):
     print(f"\nMedians of {rounds} alternating rounds of {dur} each (wrk -t2), this machine; ratios against "
           f"{BASE} (nginx with sendfile, open_file_cache, tcp_nopush off):\n")
     table(runs)
-    head_base(runs)
+    pairs(runs, "head", "base")
+    pairs(runs, "tenant", "head")
     loads = [r["load"] for rs in runs.values() for r in rs]
     print(f"\n1-min load average after each run: min {min(loads):.2f}, median {statistics.median(loads):.2f}, "
           f"max {max(loads):.2f}")

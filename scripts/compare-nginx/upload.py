@@ -6,7 +6,8 @@ to a coffer on 127.0.0.1 quickly (keep-alive connections, several in parallel).
       prints a JWT for user SUB (role user, a day long)
   upload.py files URL BUCKET DIR PREFIX N
       uploads DIR/PREFIX00000.bin .. (N files, 20 per request) into BUCKET with the admin
-      secret "s"; prints "NAME ID" per file
+      secret "s" (or $COFFER_ADMIN_SECRET); prints "NAME ID" per file
+  $COFFER_HOST, if set, is sent as the Host (a tenant's, for compare-nginx.sh --tenants)
   upload.py users URL KEY BUCKET DIR PREFIX N
       user-I uploads DIR/PREFIX{I:05}.bin into BUCKET with its own token; prints
       "NAME ID TOKEN" per user
@@ -66,7 +67,10 @@ def upload(url, bucket, paths, auth):
     parts.append(f"--{bnd}--\r\n".encode())
     body = b"".join(parts)
     c = conn(url)
-    c.request("POST", "/v1/files", body, {"Content-Type": f"multipart/form-data; boundary={bnd}", **auth})
+    hdr = {"Content-Type": f"multipart/form-data; boundary={bnd}", **auth}
+    if os.environ.get("COFFER_HOST"):
+        hdr["Host"] = os.environ["COFFER_HOST"]  # a tenant's (compare-nginx.sh --tenants)
+    c.request("POST", "/v1/files", body, hdr)
     r = c.getresponse()
     out = r.read()
     if r.status != 201:
@@ -77,7 +81,7 @@ def upload(url, bucket, paths, auth):
 def files(url, bucket, d, prefix, n):
     names = [f"{prefix}{i:05}.bin" for i in range(n)]
     batches = [names[i:i + BATCH] for i in range(0, n, BATCH)]
-    auth = {"x-hasura-admin-secret": "s"}
+    auth = {"x-hasura-admin-secret": os.environ.get("COFFER_ADMIN_SECRET", "s")}
     with concurrent.futures.ThreadPoolExecutor(WORKERS) as ex:
         ids = ex.map(lambda b: upload(url, bucket, [os.path.join(d, x) for x in b], auth), batches)
         for b, got in zip(batches, ids):
