@@ -53,6 +53,7 @@ type Main struct {
 	scanner         scan.Scanner
 	hcfg            hasura.Config
 	rcfg            rpcapi.Config
+	rpcPrefixes     []string // the management API face's, the same for every tenant
 	// tenancy routes requests to tenants (nil without --tenants).
 	tenancy *tenancy
 }

@@ -70,6 +70,7 @@ func (s *Main) buildHTTP() error {
 	if err != nil {
 		return err
 	}
+	s.rpcPrefixes = rpc.Prefixes()
 	// The faces on the API port. hasura comes first: it also answers every path no
 	// face claims. A new face is built above and passed here as one more argument.
 	router, err := api.New(h, rpc)

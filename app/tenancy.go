@@ -173,14 +173,33 @@ func (tn *tenancy) graph(ctx context.Context, id string) (*tenantGraph, error) {
 		tn.s.log.Error("building a tenant failed", "tenant", id, "err", err)
 		return nil, coffer.Errorf(coffer.EUNAVAILABLE, "this tenant cannot be served right now")
 	}
+	g.touch(time.Now().Unix())
 	old := *tn.graphs.Load()
 	next := make(map[string]*tenantGraph, len(old)+1)
 	for k, v := range old {
 		next[k] = v
 	}
+	if len(next) >= max(tn.cfg.MaxGraphs, 1) {
+		tn.dropLeastUsed(next)
+	}
 	next[id] = g
 	tn.graphs.Store(&next)
 	return g, nil
+}
+
+// dropLeastUsed removes the least recently used graph from graphs and closes it.
+// Requests in flight on it finish on it.
+func (tn *tenancy) dropLeastUsed(graphs map[string]*tenantGraph) {
+	var lru string
+	for id, g := range graphs {
+		if lru == "" || g.used.Load() < graphs[lru].used.Load() {
+			lru = id
+		}
+	}
+	if g := graphs[lru]; g != nil {
+		delete(graphs, lru)
+		g.close()
+	}
 }
 
 // servedState refuses a tenant that is suspended or being deleted.
@@ -225,6 +244,7 @@ func (rt tenantRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			hasura.WriteError(w, httpserve.StatusOf(err), coffer.ErrorMessage(err))
 			return
 		}
+		g.touch(time.Now().Unix())
 		if !g.admit(w, r) {
 			return
 		}
@@ -266,6 +286,7 @@ func (rt tenantRouter) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWr
 		if g == nil || servedState(g.tenant) != nil || g.limit != nil { // limits are checked on net/http's path
 			return false
 		}
+		g.touch(req.Start.Unix())
 		router = g.router
 	}
 	if !router.ServeFast(req, w) {
@@ -368,10 +389,22 @@ func (tn *tenancy) purgeStep(ctx context.Context, t *coffer.Tenant) error {
 	return tn.reload(ctx)
 }
 
+// refusalDelay is how long a refused request waits before its 429 (admit): one
+// second, the least a Retry-After can say.
+const refusalDelay = time.Second
+
 // admit applies the tenant's request limits to r: false (and a 429 with Retry-After
 // written) if it is over them. Requests are counted per user: the JWT's user id,
 // "admin" for the admin secret, the client address for anonymous ones; a request
 // whose credentials do not verify counts against its address.
+//
+// A refused request is answered after refusalDelay, when its Retry-After says to
+// come back (a GCRA bucket at hundreds of requests per second would let a client
+// retry within milliseconds): a client that retries at once on each of its
+// connections then gets about one answer per connection per second, instead of as
+// many 429s as the CPU can write, which would take the CPU from the other tenants
+// the limit is there to protect. The wait holds a parked goroutine and the
+// connection, nothing else.
 func (g *tenantGraph) admit(w http.ResponseWriter, r *http.Request) bool {
 	if g.limit == nil {
 		return true
@@ -380,6 +413,12 @@ func (g *tenantGraph) admit(w http.ResponseWriter, r *http.Request) bool {
 	tenant.SetHeaders(w.Header(), d)
 	if d.OK {
 		return true
+	}
+	t := time.NewTimer(refusalDelay)
+	select {
+	case <-t.C:
+	case <-r.Context().Done():
+		t.Stop()
 	}
 	hasura.WriteError(w, http.StatusTooManyRequests, "too many requests for this tenant; retry after the time in Retry-After")
 	return false

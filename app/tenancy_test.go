@@ -90,3 +90,34 @@ func TestTenantsRoutedByHost(t *testing.T) {
 		t.Errorf("unknown host: %d %s", st, body)
 	}
 }
+
+// TestTenantGraphsBounded: with room for one tenant's graph, two tenants taking
+// turns are each served (their graphs dropped and rebuilt), and one graph is held.
+func TestTenantGraphsBounded(t *testing.T) {
+	c := tenantTestConfig(t)
+	c.Tenants.MaxGraphs = 1
+	m, err := New(context.Background(), c, Parts{}, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, err := m.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	base := "http://" + m.Addr().String()
+	addTenant(t, m, "alpha", "alpha.test", "alpha-secret-0123456")
+	addTenant(t, m, "beta", "beta.test", "beta-secret-01234567")
+	for i := range 6 {
+		host, secret := "alpha.test", "alpha-secret-0123456"
+		if i%2 == 1 {
+			host, secret = "beta.test", "beta-secret-01234567"
+		}
+		if st, body := do(t, base, host, "GET", "/v1/buckets/default", "", "X-Hasura-Admin-Secret", secret); st != http.StatusOK {
+			t.Fatalf("%s, request %d: %d %s", host, i, st, body)
+		}
+		if n := len(*m.tenancy.graphs.Load()); n != 1 {
+			t.Fatalf("%d graphs held, want 1", n)
+		}
+	}
+}

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/api"
@@ -42,6 +45,10 @@ type TenantsConfig struct {
 	// Wildcards are one-label patterns ("*.files.example.com") whose label is the
 	// tenant id: acme.files.example.com is tenant acme, with no host of its own.
 	Wildcards []string
+	// MaxGraphs bounds the tenants whose object graphs are held at once (each
+	// ~100-250 KB); past it the least recently used one is dropped and built again
+	// on its next request (a few milliseconds).
+	MaxGraphs int
 	// PathPrefix also selects tenants by a /t/{tenant}/ path prefix, for deployments
 	// without DNS names per tenant.
 	PathPrefix bool
@@ -55,6 +62,14 @@ type tenantGraph struct {
 	authn  *auth.Authenticator
 	router *api.Router
 	limit  *tenant.RateLimiter // nil: no request limits
+	used   atomic.Int64        // Unix second of its last request, for dropping the least recently used
+}
+
+// touch records a request now, writing at most once a second.
+func (g *tenantGraph) touch(now int64) {
+	if g.used.Load() != now {
+		g.used.Store(now)
+	}
 }
 
 // close stops what the graph owns (the authenticator's JWKS refresher).
@@ -159,11 +174,33 @@ func (s *Main) tenantFaces(t *coffer.Tenant, cfg tenantSettings, svc *service.Se
 	}
 	rcfg := s.rcfg
 	rcfg.Tenants, rcfg.PlatformSecret = nil, "" // TenantService is the platform's, on the default tenant's hosts only
-	rpc, err := rpcapi.New(rcfg, svc, tenantNode{}, h.PresignedURL, authn, log)
-	if err != nil {
-		return nil, err
-	}
+	rpc := &lazyFace{prefixes: s.rpcPrefixes, build: func() (http.Handler, error) {
+		return rpcapi.New(rcfg, svc, tenantNode{}, h.PresignedURL, authn, log)
+	}}
 	return api.New(h, rpc)
+}
+
+// lazyFace is a face built on its first request: a tenant's management API, whose
+// handlers (about half of a tenant's graph's memory) most tenants never need.
+type lazyFace struct {
+	prefixes []string
+	build    func() (http.Handler, error)
+	once     sync.Once
+	h        http.Handler
+	err      error
+}
+
+// Prefixes implements api.Face.
+func (f *lazyFace) Prefixes() []string { return f.prefixes }
+
+// ServeHTTP implements http.Handler.
+func (f *lazyFace) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.once.Do(func() { f.h, f.err = f.build() })
+	if f.err != nil {
+		hasura.WriteError(w, http.StatusServiceUnavailable, "this tenant's management API cannot be served right now")
+		return
+	}
+	f.h.ServeHTTP(w, r)
 }
 
 // tenantImages is the server's image engine as one tenant's service uses it: its

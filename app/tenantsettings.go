@@ -20,7 +20,7 @@ import (
 type tenantSettings struct {
 	AdminSecretHashes [][32]byte
 	JWT               *auth.JWTConfig // nil: no JWTs
-	PresignKey        []byte // nil: derived from the server key (tenantPresignKey)
+	PresignKey        []byte          // nil: derived from the server key (tenantPresignKey)
 	UnauthorizedRole  string
 	Storage           tenant.Storage // SecretAccessKey opened
 	Limits            tenant.Limits

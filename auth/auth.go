@@ -13,12 +13,12 @@ import (
 
 // Config holds the authenticator settings.
 type Config struct {
-	AdminSecret      string // "" disables the admin secret
+	AdminSecret string // "" disables the admin secret
 	// AdminSecretHashes are more admin secrets, given by their SHA-256 digests (a
 	// tenant's, which are stored only as digests); any of them, or AdminSecret, makes
 	// a request admin.
 	AdminSecretHashes [][32]byte
-	UnauthorizedRole string // role of requests without credentials
+	UnauthorizedRole  string // role of requests without credentials
 	// JWTSecret is Hasura's JSON JWT secret (see ParseJWTConfig); "" disables JWT
 	// authentication.
 	JWTSecret string

@@ -20,6 +20,7 @@ var serveDefaults = map[string]string{
 	"admin-secret":             "",
 	"platform-secret":          "",
 	"tenant-key":               "",
+	"tenant-graphs":            "256",
 	"tenant-path-prefix":       "false",
 	"tenant-wildcards":         "[]",
 	"tenants":                  "false",

@@ -78,7 +78,7 @@ def table(runs):
 def pairs(runs, a, b):
     """Prints build a against build b (targets named NAME-a and NAME-b), per round and
     the median of those ratios."""
-    tops = [k for k in runs if k[1].endswith("-" + a)]
+    tops = [k for k in runs if k[1].endswith("-" + a) and (k[0], k[1][:-len(a)] + b) in runs]
     if not tops:
         return
     print(f"\n{a} vs {b}, per round (adjacent runs of one round), then the median of those ratios:")
