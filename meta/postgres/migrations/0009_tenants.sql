@@ -46,7 +46,9 @@ CREATE INDEX upload_rejections_newest ON upload_rejections (tenant_id, created_a
 -- Cache invalidation (0003, 0005) now names the tenant. Payloads on coffer_invalidate:
 --   default tenant '':  "f:<file id>"           "b:<bucket id>"           "r"
 --   tenant T:           "f:<T>/<file id>"       "b:<T>/<bucket id>"       "r:<T>"
---   any TRUNCATE:       "*" (0005, unchanged: flush everything)
+--   any TRUNCATE:       "*" (0005, unchanged: flush everything; also of the tables below)
+--   registry:           "t:<T>" when tenant T's row or one of its hosts changes (a reader
+--                       that does not know "t:" flushes everything, which is safe)
 -- so a deployment without tenants sends exactly what it sent before. A reader splits
 -- the part after "f:" or "b:" at its first '/': tenant ids never contain '/' or ':',
 -- file ids are UUIDs and bucket ids (coffer.ValidateBucketID) never contain '/', so a
@@ -100,6 +102,37 @@ CREATE TABLE tenant_hosts (
 );
 
 CREATE INDEX tenant_hosts_tenant ON tenant_hosts (tenant_id);
+
+-- "t:<tenant>" on every change to the registry (see the payloads above).
+CREATE FUNCTION coffer_notify_tenant() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_TABLE_NAME = 'tenants' THEN
+        IF TG_OP <> 'INSERT' THEN
+            PERFORM pg_notify('coffer_invalidate', 't:' || OLD.id);
+        END IF;
+        IF TG_OP <> 'DELETE' THEN
+            PERFORM pg_notify('coffer_invalidate', 't:' || NEW.id);
+        END IF;
+        RETURN NULL;
+    END IF;
+    IF TG_OP <> 'INSERT' THEN
+        PERFORM pg_notify('coffer_invalidate', 't:' || OLD.tenant_id);
+    END IF;
+    IF TG_OP <> 'DELETE' THEN
+        PERFORM pg_notify('coffer_invalidate', 't:' || NEW.tenant_id);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE TRIGGER tenants_invalidate AFTER INSERT OR UPDATE OR DELETE ON tenants
+    FOR EACH ROW EXECUTE FUNCTION coffer_notify_tenant();
+CREATE TRIGGER tenant_hosts_invalidate AFTER INSERT OR UPDATE OR DELETE ON tenant_hosts
+    FOR EACH ROW EXECUTE FUNCTION coffer_notify_tenant();
+CREATE TRIGGER tenants_truncate_invalidate AFTER TRUNCATE ON tenants
+    FOR EACH STATEMENT EXECUTE FUNCTION coffer_notify_flush();
+CREATE TRIGGER tenant_hosts_truncate_invalidate AFTER TRUNCATE ON tenant_hosts
+    FOR EACH STATEMENT EXECUTE FUNCTION coffer_notify_flush();
 
 -- Usage: the size and count of each tenant's uploaded files, kept by the trigger below
 -- in the transaction of every change to files (whatever statement makes it, the
