@@ -104,22 +104,17 @@ CREATE TABLE tenant_hosts (
 CREATE INDEX tenant_hosts_tenant ON tenant_hosts (tenant_id);
 
 -- "t:<tenant>" on every change to the registry (see the payloads above).
+-- The tenant's column is id in tenants, tenant_id in tenant_hosts; a row is read as
+-- jsonb by name (registry changes are rare).
 CREATE FUNCTION coffer_notify_tenant() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    col text := CASE TG_TABLE_NAME WHEN 'tenants' THEN 'id' ELSE 'tenant_id' END;
 BEGIN
-    IF TG_TABLE_NAME = 'tenants' THEN
-        IF TG_OP <> 'INSERT' THEN
-            PERFORM pg_notify('coffer_invalidate', 't:' || OLD.id);
-        END IF;
-        IF TG_OP <> 'DELETE' THEN
-            PERFORM pg_notify('coffer_invalidate', 't:' || NEW.id);
-        END IF;
-        RETURN NULL;
-    END IF;
     IF TG_OP <> 'INSERT' THEN
-        PERFORM pg_notify('coffer_invalidate', 't:' || OLD.tenant_id);
+        PERFORM pg_notify('coffer_invalidate', 't:' || (to_jsonb(OLD) ->> col));
     END IF;
     IF TG_OP <> 'DELETE' THEN
-        PERFORM pg_notify('coffer_invalidate', 't:' || NEW.tenant_id);
+        PERFORM pg_notify('coffer_invalidate', 't:' || (to_jsonb(NEW) ->> col));
     END IF;
     RETURN NULL;
 END
