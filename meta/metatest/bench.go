@@ -49,3 +49,13 @@ func cpuTime() time.Duration {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// BenchUploadWritesTenant runs BenchUploadWrites on the view of a new tenant of s, with
+// quota (coffer.Quota{} for none) and the default bucket a new tenant has.
+func BenchUploadWritesTenant(b *testing.B, s Shared, quota coffer.Quota) {
+	t := &coffer.Tenant{ID: "bench", Quota: quota}
+	if err := s.CreateTenant(context.Background(), t); err != nil {
+		b.Fatal(err)
+	}
+	BenchUploadWrites(b, s.ForTenant(t.ID))
+}

@@ -249,6 +249,7 @@ func testIsolationLists(t *testing.T, s Shared) {
 		}
 		checkUsage(t, c.v)
 	}
+	checkClaims(t, a, map[string]*twin{"ta": ta, "tb": tb})
 	dst := snapshot(t, def, ta)
 	if len(dst.Buckets) != 1 || len(dst.Files) != 0 || len(dst.Intents) != 0 || len(dst.Subs) != 0 ||
 		len(dst.Rejections) != 0 || len(dst.Rules) != 0 || dst.Usage != (coffer.Usage{}) {
@@ -280,4 +281,32 @@ func wantState(tw *twin, only bool) []string {
 	out = append(out, intents...)
 	out = append(out, tw.pending.ID, tw.sub.ID, fmt.Sprint(len(tw.deliveries)+1), tw.rejection) // +1: file.rejected
 	return append(out, fmt.Sprintf(`{"tenant":%q}`, tw.sub.ID))
+}
+
+// checkClaims claims every due delivery through one tenant's view (claims work across
+// tenants: one dispatcher per node) and checks that each goes to its own tenant's
+// subscription with its own tenant's event.
+func checkClaims(t *testing.T, v scoped, twins map[string]*twin) {
+	t.Helper()
+	files := map[string]string{} // file id → the subscription of its tenant
+	want := 0
+	for _, tw := range twins {
+		for _, f := range append(slices.Clone(tw.files), tw.named) {
+			files[f.ID] = tw.sub.ID
+		}
+		want += len(tw.deliveries) + 1 // and file.rejected
+	}
+	cs := claimAll(t, v)
+	if len(cs) != want {
+		t.Fatalf("claimed %d deliveries, want %d (every tenant's)", len(cs), want)
+	}
+	for _, c := range cs {
+		ev := decodeEvent(t, c)
+		if ev.File == nil {
+			continue // the rejection
+		}
+		if sub := files[ev.File.ID]; sub != c.Delivery.SubscriptionID || c.Secret == "" {
+			t.Errorf("event of file %s went to subscription %s, want %s", ev.File.ID, c.Delivery.SubscriptionID, sub)
+		}
+	}
 }

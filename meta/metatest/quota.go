@@ -86,15 +86,23 @@ func testQuotaConcurrent(t *testing.T, s Shared) {
 	raceQuota(t, s.ForTenant(coffer.DefaultTenantID).(scoped), 20, 100, 20, "none")
 }
 
-// testQuotaFiles: the file-count quota, and a zero quota meaning none.
+// testQuotaFiles: the file-count quota, a zero quota meaning none, and a quota set
+// again over what was counted without one (counted apart by some stores).
 func testQuotaFiles(t *testing.T, s Shared) {
 	v := quotaTenant(t, s, coffer.Quota{MaxFiles: 3})
 	raceQuota(t, v, 8, 0, 3, "3 files")
 	none := coffer.Quota{}
 	_, err := s.UpdateTenant(t.Context(), "q", coffer.TenantUpdate{Quota: &none})
 	must(t, err)
-	raceQuota(t, v, 5, 10, 5, "none")
+	raceQuota(t, v, 20, 10, 20, "none")
 	checkUsage(t, v)
+	again := coffer.Quota{MaxFiles: 25}
+	_, err = s.UpdateTenant(t.Context(), "q", coffer.TenantUpdate{Quota: &again})
+	must(t, err)
+	raceQuota(t, v, 10, 10, 2, "25 files")
+	if u := checkUsage(t, v); u.Files != 25 {
+		t.Errorf("usage %+v, want 25 files", u)
+	}
 }
 
 // testQuotaRefusalChangesNothing: a create, a replace and a named put that would pass

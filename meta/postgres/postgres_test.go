@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/internal/pgtest"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/meta/metatest"
@@ -58,20 +59,41 @@ func BenchmarkUploadWrites(b *testing.B) {
 		if name == "" {
 			name = "default"
 		}
-		b.Run(name, func(b *testing.B) {
-			u := freshSchema(b, base)
-			if pool != "" {
-				u += map[bool]string{true: "&", false: "?"}[strings.Contains(u, "?")] + pool
-			}
-			s, err := postgres.Open(b.Context(), u)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
-			if err := s.Migrate(b.Context()); err != nil {
-				b.Fatal(err)
-			}
-			metatest.BenchUploadWrites(b, s)
+		b.Run(name, func(b *testing.B) { metatest.BenchUploadWrites(b, openBench(b, base, pool)) })
+	}
+}
+
+// openBench opens and migrates a store in a fresh schema of base, with pool settings
+// pool ("" for Open's defaults); it is closed when b ends.
+func openBench(b *testing.B, base, pool string) *postgres.Store {
+	u := freshSchema(b, base)
+	if pool != "" {
+		u += map[bool]string{true: "&", false: "?"}[strings.Contains(u, "?")] + pool
+	}
+	s, err := postgres.Open(b.Context(), u)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = s.Close() })
+	if err := s.Migrate(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	return s
+}
+
+// BenchmarkUploadWritesTenant runs metatest.BenchUploadWritesTenant with a pool of 4
+// connections on a tenant without a quota (its usage spread over shards) and on one
+// with a quota (its commits take turns on its usage row):
+//
+//	go test -run '^$' -bench UploadWritesTenant -benchtime 3000x ./meta/postgres/
+func BenchmarkUploadWritesTenant(b *testing.B) {
+	base := databaseURL(b)
+	for _, bc := range []struct {
+		name  string
+		quota coffer.Quota
+	}{{"none", coffer.Quota{}}, {"quota", coffer.Quota{MaxBytes: 1 << 40}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			metatest.BenchUploadWritesTenant(b, openBench(b, base, "pool_max_conns=4"), bc.quota)
 		})
 	}
 }

@@ -38,6 +38,7 @@ type txReq struct {
 type batcher struct {
 	max   int // requests per batch at most: maxBatch (1 in benchmarks of the old way)
 	db    *sql.DB
+	stmts *stmts        // prepared statements (stmts.go); nil for none
 	wsem  chan struct{} // capacity 1: the process's one writer
 	mu    sync.Mutex
 	queue []*txReq
@@ -112,7 +113,7 @@ func (b *batcher) runTx(batch []*txReq, errs []error) error {
 	if err != nil {
 		return err
 	}
-	q := batchConn{tx}
+	q := batchConn{tx, b.stmts}
 	if len(batch) == 1 { // nothing to isolate it from: no savepoint
 		if errs[0] = call(batch[0], q); errs[0] != nil {
 			return tx.Rollback()
@@ -152,20 +153,44 @@ func call(r *txReq, q sqlcore.Querier) (err error) {
 	return r.fn(q)
 }
 
-// batchConn runs a batch's statements with the batch's context (see above).
-type batchConn struct{ tx *sql.Tx }
+// batchConn runs a batch's statements with the batch's context (see above), prepared
+// once where the cache takes them.
+type batchConn struct {
+	tx    *sql.Tx
+	stmts *stmts
+}
 
 // Exec runs a statement and returns how many rows it changed.
 func (t batchConn) Exec(_ context.Context, q string, args ...any) (int64, error) {
-	return execIn(context.Background(), t.tx, q, args)
+	ctx := context.Background()
+	if st := t.stmts.in(ctx, t.tx, q, args); st != nil {
+		res, err := st.ExecContext(ctx, args...)
+		if err != nil {
+			return 0, err
+		}
+		return res.RowsAffected()
+	}
+	return execIn(ctx, t.tx, q, args)
 }
 
 // Query runs a statement that returns rows.
 func (t batchConn) Query(_ context.Context, q string, args ...any) (sqlcore.Rows, error) {
-	return queryIn(context.Background(), t.tx, q, args)
+	ctx := context.Background()
+	if st := t.stmts.in(ctx, t.tx, q, args); st != nil {
+		r, err := st.QueryContext(ctx, args...)
+		if err != nil {
+			return nil, err
+		}
+		return rows{r}, nil
+	}
+	return queryIn(ctx, t.tx, q, args)
 }
 
 // QueryRow runs a statement that returns at most one row.
 func (t batchConn) QueryRow(_ context.Context, q string, args ...any) sqlcore.Row {
-	return t.tx.QueryRowContext(context.Background(), q, args...)
+	ctx := context.Background()
+	if st := t.stmts.in(ctx, t.tx, q, args); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return t.tx.QueryRowContext(ctx, q, args...)
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/meta/internal/sqlcore"
 	"github.com/coffer/coffer/meta/metatest"
 )
@@ -176,6 +177,29 @@ func BenchmarkUploadWrites(b *testing.B) {
 				b.Fatal(err)
 			}
 			metatest.BenchUploadWrites(b, s)
+		})
+	}
+}
+
+// BenchmarkUploadWritesTenant runs metatest.BenchUploadWritesTenant on a tenant
+// without a quota and on one with a quota (every upload checks it):
+//
+//	go test -run '^$' -bench UploadWritesTenant -benchtime 3000x ./meta/sqlite/
+func BenchmarkUploadWritesTenant(b *testing.B) {
+	for _, bc := range []struct {
+		name  string
+		quota coffer.Quota
+	}{{"none", coffer.Quota{}}, {"quota", coffer.Quota{MaxBytes: 1 << 40}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			s, err := Open(b.Context(), filepath.Join(b.TempDir(), "m.db"))
+			if err == nil {
+				defer s.Close()
+				err = s.Migrate(b.Context())
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			metatest.BenchUploadWritesTenant(b, s, bc.quota)
 		})
 	}
 }

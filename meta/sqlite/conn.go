@@ -23,7 +23,7 @@ var _ sqlcore.DB = (*conn)(nil)
 
 // newConn returns a conn over db.
 func newConn(db *sql.DB) *conn {
-	return &conn{db: db, w: &batcher{max: maxBatch, db: db, wsem: make(chan struct{}, 1)}}
+	return &conn{db: db, w: &batcher{max: maxBatch, db: db, stmts: &stmts{db: db}, wsem: make(chan struct{}, 1)}}
 }
 
 // Exec runs a statement and returns how many rows it changed.

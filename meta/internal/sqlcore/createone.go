@@ -22,8 +22,9 @@ type RowWriter interface {
 // file row and, when a subscription wants file.created in its bucket, the event and its
 // deliveries, all or nothing. The subscriptions are locked FOR KEY SHARE (as
 // insertEvent's) so that one deleted meanwhile is skipped, not a foreign key error.
-// Its row: intent found, event stored, and (for the error when the intent is missing)
-// whether the file id is taken and whether the bucket exists. Arguments: createOneArgs.
+// Its row: intent found, event stored, and (for the error when the intent is missing,
+// looked up only then: a subquery under CASE runs when its branch is taken) whether
+// the file id is taken and whether the bucket exists. Arguments: createOneArgs.
 func (s *Store) createOneSQL() string {
 	ts := `CAST(? AS ` + s.d.TimeType + `)`
 	txt := `CAST(? AS TEXT)`
@@ -41,8 +42,10 @@ func (s *Store) createOneSQL() string {
 			(tenant_id, subscription_id, event_id, event_type, state, attempts, next_at, created_at, updated_at)
 		SELECT ` + txt + `, subs.id, event.id, ` + txt + `, 'pending', 0, ` + ts + `, ` + ts + `, ` + ts + ` FROM subs, event)
 	SELECT EXISTS (SELECT 1 FROM intent), EXISTS (SELECT 1 FROM event),
-		EXISTS (SELECT 1 FROM files WHERE tenant_id = ? AND id = ` + s.d.UUIDArg + `),
-		EXISTS (SELECT 1 FROM buckets WHERE tenant_id = ? AND id = ?)`
+		CASE WHEN EXISTS (SELECT 1 FROM intent) THEN FALSE
+			ELSE EXISTS (SELECT 1 FROM files WHERE tenant_id = ? AND id = ` + s.d.UUIDArg + `) END,
+		CASE WHEN EXISTS (SELECT 1 FROM intent) THEN TRUE
+			ELSE EXISTS (SELECT 1 FROM buckets WHERE tenant_id = ? AND id = ?) END`
 }
 
 // createOneArgs are createOneSQL's arguments for row (prepared by meta.PrepareInsert)

@@ -40,15 +40,12 @@ func (s *Store) Ping(ctx context.Context) error {
 // its own Close).
 func (s *Store) Close() error { return nil }
 
-// Usage returns the tenant's stored usage (kept by the usage triggers; see the
-// tenants migration); zero when it never stored a file.
+// Usage returns the tenant's stored usage: the sum of its tenant_usage rows (kept by
+// the usage triggers; see the tenants migrations); zero when it never stored a file.
 func (s *Store) Usage(ctx context.Context) (coffer.Usage, error) {
 	var u coffer.Usage
-	err := s.db.QueryRow(ctx, `SELECT bytes, files FROM tenant_usage WHERE tenant_id = ?`, s.tenant).
-		Scan(&u.Bytes, &u.Files)
-	if IsNoRows(err) {
-		return coffer.Usage{}, nil
-	}
+	err := s.db.QueryRow(ctx, `SELECT coalesce(sum(bytes), 0), coalesce(sum(files), 0) FROM tenant_usage
+		WHERE tenant_id = ?`, s.tenant).Scan(&u.Bytes, &u.Files)
 	return u, s.err(err, "get usage")
 }
 
@@ -80,7 +77,7 @@ func checkTenantID(id string) error {
 	return nil
 }
 
-// CreateTenant stores t with its hosts, its default bucket and a zero usage, in one
+// CreateTenant stores t with its hosts and its default bucket, in one
 // transaction (see meta.Tenants): a new tenant starts as a new deployment does.
 func (s *Store) CreateTenant(ctx context.Context, t *coffer.Tenant) error {
 	if err := checkTenantID(t.ID); err != nil {
@@ -107,10 +104,6 @@ func (s *Store) CreateTenant(ctx context.Context, t *coffer.Tenant) error {
 			return err
 		}
 		if err := s.insertHosts(ctx, tx, nt.ID, nt.Hosts); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO tenant_usage (tenant_id, bytes, files) VALUES (?, 0, 0)
-			ON CONFLICT (tenant_id) DO NOTHING`, nt.ID); err != nil {
 			return err
 		}
 		return s.forTenant(nt.ID).insertDefaultBucket(ctx, tx)

@@ -133,9 +133,11 @@ CREATE INDEX tenant_hosts_tenant ON tenant_hosts (tenant_id);
 -- time, so concurrent commits cannot overshoot. A shrinking change always passes, even
 -- over a quota lowered since.
 CREATE TABLE tenant_usage (
-    tenant_id TEXT    NOT NULL PRIMARY KEY,
+    tenant_id TEXT    NOT NULL,
+    shard     INTEGER NOT NULL DEFAULT 0, -- always 0 here; PostgreSQL spreads some tenants over shards
     bytes     INTEGER NOT NULL DEFAULT 0,
-    files     INTEGER NOT NULL DEFAULT 0
+    files     INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant_id, shard)
 ) STRICT;
 
 INSERT INTO tenant_usage (tenant_id, bytes, files)
@@ -143,7 +145,7 @@ INSERT INTO tenant_usage (tenant_id, bytes, files)
 
 CREATE TRIGGER files_usage_insert AFTER INSERT ON files WHEN NEW.is_uploaded = 1 BEGIN
     INSERT INTO tenant_usage (tenant_id, bytes, files) VALUES (NEW.tenant_id, NEW.size, 1)
-        ON CONFLICT (tenant_id) DO UPDATE SET bytes = bytes + excluded.bytes, files = files + 1;
+        ON CONFLICT (tenant_id, shard) DO UPDATE SET bytes = bytes + excluded.bytes, files = files + 1;
     SELECT RAISE(ABORT, 'tenant storage quota exceeded: the change would store ' ||
             CASE WHEN t.max_bytes > 0 AND u.bytes > t.max_bytes THEN u.bytes || ' of ' || t.max_bytes || ' bytes'
                 ELSE u.files || ' of ' || t.max_files || ' files' END)
@@ -154,7 +156,8 @@ CREATE TRIGGER files_usage_insert AFTER INSERT ON files WHEN NEW.is_uploaded = 1
 END;
 
 CREATE TRIGGER files_usage_delete AFTER DELETE ON files WHEN OLD.is_uploaded = 1 BEGIN
-    UPDATE tenant_usage SET bytes = bytes - OLD.size, files = files - 1 WHERE tenant_id = OLD.tenant_id;
+    INSERT INTO tenant_usage (tenant_id, bytes, files) VALUES (OLD.tenant_id, -OLD.size, -1)
+        ON CONFLICT (tenant_id, shard) DO UPDATE SET bytes = bytes + excluded.bytes, files = files + excluded.files;
 END;
 
 CREATE TRIGGER files_usage_update AFTER UPDATE OF size, is_uploaded ON files
@@ -162,7 +165,7 @@ CREATE TRIGGER files_usage_update AFTER UPDATE OF size, is_uploaded ON files
     INSERT INTO tenant_usage (tenant_id, bytes, files)
         VALUES (NEW.tenant_id, NEW.is_uploaded * NEW.size - OLD.is_uploaded * OLD.size,
             NEW.is_uploaded - OLD.is_uploaded)
-        ON CONFLICT (tenant_id) DO UPDATE SET bytes = bytes + excluded.bytes, files = files + excluded.files;
+        ON CONFLICT (tenant_id, shard) DO UPDATE SET bytes = bytes + excluded.bytes, files = files + excluded.files;
     SELECT RAISE(ABORT, 'tenant storage quota exceeded: the change would store ' ||
             CASE WHEN t.max_bytes > 0 AND u.bytes > t.max_bytes THEN u.bytes || ' of ' || t.max_bytes || ' bytes'
                 ELSE u.files || ' of ' || t.max_files || ' files' END)
