@@ -47,6 +47,16 @@ type tenancy struct {
 	counts sync.Map
 	// defHosts is the default tenant's hosts, normalized.
 	defHosts []string
+	// changed wakes run when another node changed a tenant (cache.Meta's "t:").
+	changed chan struct{}
+}
+
+// kick makes run reload the tenant table now.
+func (tn *tenancy) kick() {
+	select {
+	case tn.changed <- struct{}{}:
+	default:
+	}
 }
 
 // servedCounts is what this node served one tenant since it started.
@@ -84,7 +94,7 @@ func newTenancy(ctx context.Context, s *Main, c TenantsConfig) (*tenancy, error)
 	if err != nil {
 		return nil, err
 	}
-	tn := &tenancy{s: s, cfg: c, key: key, sealer: sealer, reg: reg}
+	tn := &tenancy{s: s, cfg: c, key: key, sealer: sealer, reg: reg, changed: make(chan struct{}, 1)}
 	for _, h := range c.DefaultHosts {
 		n, err := tenant.NormalizeHost(h)
 		if err != nil {
@@ -94,6 +104,7 @@ func newTenancy(ctx context.Context, s *Main, c TenantsConfig) (*tenancy, error)
 	}
 	empty := map[string]*tenantGraph{}
 	tn.graphs.Store(&empty)
+	s.st.cache.OnTenantChanged(func(string) { tn.kick() })
 	if err := tn.reload(ctx); err != nil {
 		return nil, err
 	}
@@ -299,7 +310,7 @@ func (rt tenantRouter) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWr
 }
 
 // run keeps the tenants current until ctx ends: it reloads the tenant table every
-// interval, sweeps the built tenants' abandoned uploads and orphan blobs every
+// interval and at once when another node changed a tenant (PostgreSQL), sweeps the built tenants' abandoned uploads and orphan blobs every
 // sweep interval, and removes the data of deleted tenants in batches.
 func (tn *tenancy) run(ctx context.Context, every, sweepEvery time.Duration) {
 	t := time.NewTicker(every)
@@ -310,6 +321,7 @@ func (tn *tenancy) run(ctx context.Context, every, sweepEvery time.Duration) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-tn.changed:
 		}
 		if err := tn.reload(ctx); err != nil && ctx.Err() == nil {
 			tn.s.log.Warn("reading the tenant table failed; retrying", "err", err)

@@ -67,6 +67,8 @@ type metaCaches struct {
 	// onRules holds each tenant's rules-changed function (OnRulesChanged).
 	rulesMu sync.Mutex
 	onRules map[string]func()
+	// onTenant runs when a tenant's registry row changes ("t:<tenant>").
+	onTenant atomic.Pointer[func(tenant string)]
 }
 
 var _ meta.Store = (*Meta)(nil)
@@ -132,6 +134,10 @@ func (m *Meta) OnRulesChanged(fn func()) {
 	defer m.rulesMu.Unlock()
 	m.onRules[m.tenant] = fn
 }
+
+// OnTenantChanged sets fn to run when a tenant's row in the tenant registry changes
+// on another node (the invalidation "t:<tenant>"), so this node reads it again.
+func (m *Meta) OnTenantChanged(fn func(tenant string)) { m.onTenant.Store(&fn) }
 
 // FileStats and BucketStats return the hit, miss and eviction counts.
 func (m *Meta) FileStats() stats.Stats   { return m.fstats.Snapshot() }
@@ -216,13 +222,14 @@ func (m *Meta) bucketKey(id string) string { return m.keyPrefix + id }
 
 // Invalidation keys, as sent between nodes (meta/postgres's NOTIFY payloads):
 // "f:<file id>", "b:<bucket id>" and "r" (the rules) for the default tenant,
-// "f:<tenant>/<file id>", "b:<tenant>/<bucket id>" and "r:<tenant>" for others, "*"
-// for everything.
+// "f:<tenant>/<file id>", "b:<tenant>/<bucket id>" and "r:<tenant>" for others,
+// "t:<tenant>" for a tenant's registry row, "*" for everything.
 const (
 	prefixFile   = "f:"
 	prefixBucket = "b:"
 	keyRules     = "r"
 	prefixRules  = "r:"
+	prefixTenant = "t:"
 	keyAll       = "*"
 )
 
@@ -241,6 +248,12 @@ func (m *Meta) Invalidate(key string) {
 		m.rulesChanged(coffer.DefaultTenantID)
 	case len(key) > 2 && key[:2] == prefixRules:
 		m.rulesChanged(key[2:])
+	case len(key) > 2 && key[:2] == prefixTenant:
+		if fn := m.onTenant.Load(); fn != nil {
+			(*fn)(key[2:])
+		} else {
+			m.Flush()
+		}
 	default:
 		m.Flush()
 	}

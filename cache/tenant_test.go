@@ -68,6 +68,12 @@ func TestMetaTenantViewsKeptApart(t *testing.T) {
 	if rules[""] != 1 || rules["acme"] != 1 {
 		t.Errorf("rules reloads %v after r", rules)
 	}
+	var changed []string
+	root.OnTenantChanged(func(tenant string) { changed = append(changed, tenant) })
+	root.Invalidate("t:acme")
+	if len(changed) != 1 || changed[0] != "acme" || rules[""] != 1 || rules["acme"] != 1 {
+		t.Errorf("t:acme: tenants changed %v, rules reloads %v (a flush would reload them)", changed, rules)
+	}
 }
 
 // seedFile stores an uploaded file id named name in the default bucket of s.

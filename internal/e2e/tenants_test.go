@@ -464,3 +464,46 @@ func quotaRun(t *testing.T, p *proc) {
 		t.Errorf("orphans after the refusals: %+v", a)
 	}
 }
+
+// TestTenantChangesReachOtherNodes: two nodes on one PostgreSQL and S3; a tenant
+// created, suspended and resumed through node A is served, refused and served again
+// by node B, each within a second (the registry's NOTIFY; the 2 s poll is the
+// fallback).
+func TestTenantChangesReachOtherNodes(t *testing.T) {
+	env := append(scaleEnv(t), tenantEnv()...) // one tenant key for both nodes
+	a, b := start(t, append(env, "COFFER_DATA_DIR="+t.TempDir())...), start(t, append(env, "COFFER_DATA_DIR="+t.TempDir())...)
+	ctx := context.Background()
+	const secret = "nodes-admin-secret-0123"
+	seen := func(want int) time.Duration {
+		t.Helper()
+		t0 := time.Now()
+		for time.Since(t0) < 5*time.Second {
+			if hit(t, b, "nodes.test", "GET", "/v1/buckets/default", nil, "X-Hasura-Admin-Secret", secret).status == want {
+				return time.Since(t0)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		t.Fatalf("node B did not answer %d within 5 s", want)
+		return 0
+	}
+	_, err := tenantClient(a).CreateTenant(ctx, connect.NewRequest(&adminv1.CreateTenantRequest{
+		Id: "nodes", Hosts: []string{"nodes.test"}, Settings: &adminv1.TenantSettings{AdminSecrets: []string{secret}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := seen(http.StatusOK)
+	if _, err := tenantClient(a).SuspendTenant(ctx, connect.NewRequest(&adminv1.SuspendTenantRequest{Id: "nodes"})); err != nil {
+		t.Fatal(err)
+	}
+	suspended := seen(http.StatusForbidden)
+	if _, err := tenantClient(a).ResumeTenant(ctx, connect.NewRequest(&adminv1.ResumeTenantRequest{Id: "nodes"})); err != nil {
+		t.Fatal(err)
+	}
+	resumed := seen(http.StatusOK)
+	t.Logf("node B saw node A's create after %v, suspend after %v, resume after %v", created, suspended, resumed)
+	for _, d := range []time.Duration{created, suspended, resumed} {
+		if d > time.Second {
+			t.Errorf("a change took %v to reach the other node", d)
+		}
+	}
+}
