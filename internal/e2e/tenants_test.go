@@ -8,9 +8,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"mime/multipart"
 	"net"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -505,5 +507,62 @@ func TestTenantChangesReachOtherNodes(t *testing.T) {
 		if d > time.Second {
 			t.Errorf("a change took %v to reach the other node", d)
 		}
+	}
+}
+
+// TestTenantDeletePurges: a deleted tenant is refused at once, and its rows and
+// blobs are removed in the background; another tenant's stay.
+func TestTenantDeletePurges(t *testing.T) {
+	dir := t.TempDir()
+	p := start(t, append(tenantEnv(), "COFFER_DATA_DIR="+dir)...)
+	ctx := context.Background()
+	for _, id := range []string{"gone", "kept"} {
+		_, err := tenantClient(p).CreateTenant(ctx, connect.NewRequest(&adminv1.CreateTenantRequest{
+			Id: id, Hosts: []string{id + ".test"}, Settings: &adminv1.TenantSettings{AdminSecrets: []string{id + "-admin-secret-0123"}}}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			uploadAs(t, p, id+".test", "default", fmt.Sprintf("f%d.txt", i), "bytes of "+id, "X-Hasura-Admin-Secret", id+"-admin-secret-0123")
+		}
+	}
+	blobs := func(id string) int {
+		n := 0
+		filepath.WalkDir(filepath.Join(dir, "blobs", "objects", "t", id), func(_ string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				n++
+			}
+			return nil
+		})
+		return n
+	}
+	if blobs("gone") != 3 || blobs("kept") != 3 {
+		t.Fatalf("blobs before: gone %d, kept %d", blobs("gone"), blobs("kept"))
+	}
+	if _, err := tenantClient(p).DeleteTenant(ctx, connect.NewRequest(&adminv1.DeleteTenantRequest{Id: "gone"})); err != nil {
+		t.Fatal(err)
+	}
+	if a := hit(t, p, "gone.test", "GET", "/v1/buckets/default", nil, "X-Hasura-Admin-Secret", "gone-admin-secret-0123"); a.status != http.StatusForbidden {
+		t.Errorf("a tenant being deleted: %+v", a)
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		_, err := tenantClient(p).GetTenant(ctx, connect.NewRequest(&adminv1.GetTenantRequest{Id: "gone"}))
+		if connect.CodeOf(err) == connect.CodeNotFound {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tenant gone still there after 15 s: %v", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if blobs("gone") != 0 || blobs("kept") != 3 {
+		t.Errorf("blobs after: gone %d, kept %d", blobs("gone"), blobs("kept"))
+	}
+	if a := hit(t, p, "gone.test", "GET", "/v1/buckets/default", nil); a.status != http.StatusNotFound {
+		t.Errorf("a deleted tenant's host: %+v", a)
+	}
+	if a := hit(t, p, "kept.test", "GET", "/v1/buckets/default/files", nil, "X-Hasura-Admin-Secret", "kept-admin-secret-0123"); a.status != http.StatusOK || strings.Count(a.body, `"id"`) < 3 {
+		t.Errorf("the other tenant's files: %+v", a)
 	}
 }
