@@ -12,6 +12,7 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -564,5 +565,47 @@ func TestTenantDeletePurges(t *testing.T) {
 	}
 	if a := hit(t, p, "kept.test", "GET", "/v1/buckets/default/files", nil, "X-Hasura-Admin-Secret", "kept-admin-secret-0123"); a.status != http.StatusOK || strings.Count(a.body, `"id"`) < 3 {
 		t.Errorf("the other tenant's files: %+v", a)
+	}
+}
+
+// TestTenantOwnS3: a tenant whose storage target is its own S3 bucket (under a
+// prefix) keeps its blobs there, not in the server's store; its secret key is never
+// answered.
+func TestTenantOwnS3(t *testing.T) {
+	env := scaleEnv(t) // for the S3 server; this node itself runs on SQLite and disk
+	var endpoint, access, secretKey string
+	for _, e := range env {
+		k, v, _ := strings.Cut(e, "=")
+		switch k {
+		case "COFFER_S3_ENDPOINT":
+			endpoint = v
+		case "COFFER_S3_ACCESS_KEY":
+			access = v
+		case "COFFER_S3_SECRET_KEY":
+			secretKey = v
+		}
+	}
+	dir := t.TempDir()
+	p := start(t, append(tenantEnv(), "COFFER_DATA_DIR="+dir)...)
+	ctx := context.Background()
+	const secret = "owns3-admin-secret-0123"
+	resp, err := tenantClient(p).CreateTenant(ctx, connect.NewRequest(&adminv1.CreateTenantRequest{
+		Id: "owns3", Hosts: []string{"owns3.test"}, Settings: &adminv1.TenantSettings{
+			AdminSecrets: []string{secret},
+			Storage: &adminv1.TenantStorage{Kind: "s3", Endpoint: endpoint, Region: "us-east-1", Bucket: fmt.Sprintf("coffer-e2e-own-%d", os.Getpid()),
+				Prefix: "acme/files", AccessKeyId: access, SecretAccessKey: secretKey, PathStyle: true},
+		}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := resp.Msg.GetTenant().GetSettings().GetStorage(); st.GetSecretAccessKey() != "" || !st.GetSecretAccessKeySet() {
+		t.Errorf("the answered storage settings: %v", st)
+	}
+	id := uploadAs(t, p, "owns3.test", "default", "own.txt", "bytes kept in the tenant's bucket", "X-Hasura-Admin-Secret", secret)
+	if a := hit(t, p, "owns3.test", "GET", "/v1/files/"+id, nil, "X-Hasura-Admin-Secret", secret); a.status != http.StatusOK || a.body != "bytes kept in the tenant's bucket" {
+		t.Fatalf("download: %+v", a)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "blobs", "objects", "t", "owns3")); !os.IsNotExist(err) {
+		t.Errorf("the tenant's blob is in the server's store: %v", err)
 	}
 }
