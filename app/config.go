@@ -122,7 +122,7 @@ func DefaultConfig() Config {
 		Compat:    CompatConfig{JWTAdminRole: true, ETag: service.ETagMD5},
 		AccessLog: hcfg.AccessLog.Mode, AccessLogReads: hcfg.AccessLog.ReadsPerSecond,
 		ClamAV:  ClamAVConfig{Timeout: clamd.DefaultConfig().Timeout},
-		Version: "dev", FastPath: true, Tenants: TenantsConfig{MaxGraphs: 256},
+		Version: "dev", FastPath: true, Tenants: TenantsConfig{MaxGraphs: 256, MetricsLabels: 50},
 	}
 }
 

@@ -65,6 +65,7 @@ func (s *Main) buildHTTP() error {
 			return err
 		}
 		rcfg.Tenants, rcfg.PlatformSecret = tenantAdmin{s.tenancy}, c.Tenants.PlatformSecret
+		s.tenancy.registerMetrics(hcfg.Metrics)
 	}
 	rpc, err := rpcapi.New(rcfg, s.svc, node{s}, h.PresignedURL, s.authn, s.log)
 	if err != nil {

@@ -49,6 +49,9 @@ type tenancy struct {
 	defHosts []string
 	// changed wakes run when another node changed a tenant (cache.Meta's "t:").
 	changed chan struct{}
+	// labels holds the tenants with a metrics label of their own (registerMetrics).
+	labelMu sync.Mutex
+	labels  map[string]string
 }
 
 // kick makes run reload the tenant table now.
@@ -94,7 +97,7 @@ func newTenancy(ctx context.Context, s *Main, c TenantsConfig) (*tenancy, error)
 	if err != nil {
 		return nil, err
 	}
-	tn := &tenancy{s: s, cfg: c, key: key, sealer: sealer, reg: reg, changed: make(chan struct{}, 1)}
+	tn := &tenancy{s: s, cfg: c, key: key, sealer: sealer, reg: reg, changed: make(chan struct{}, 1), labels: map[string]string{}}
 	for _, h := range c.DefaultHosts {
 		n, err := tenant.NormalizeHost(h)
 		if err != nil {

@@ -95,7 +95,7 @@ func TestTenantsRoutedByHost(t *testing.T) {
 // turns are each served (their graphs dropped and rebuilt), and one graph is held.
 func TestTenantGraphsBounded(t *testing.T) {
 	c := tenantTestConfig(t)
-	c.Tenants.MaxGraphs = 1
+	c.Tenants.MaxGraphs, c.Tenants.MetricsLabels = 1, 1
 	m, err := New(context.Background(), c, Parts{}, discard())
 	if err != nil {
 		t.Fatal(err)
@@ -119,5 +119,16 @@ func TestTenantGraphsBounded(t *testing.T) {
 		if n := len(*m.tenancy.graphs.Load()); n != 1 {
 			t.Fatalf("%d graphs held, want 1", n)
 		}
+	}
+	// One label for the busiest tenant at the first scrape, "other" for the rest.
+	_, body := do(t, base, "default.test", "GET", "/metrics", "", "X-Hasura-Admin-Secret", adminSecret)
+	var lines []string
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, "coffer_tenant_requests_total{") {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 2 || !strings.Contains(body, `coffer_tenant_requests_total{tenant="other"}`) {
+		t.Errorf("tenant request counters: %q", lines)
 	}
 }

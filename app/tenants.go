@@ -45,6 +45,9 @@ type TenantsConfig struct {
 	// Wildcards are one-label patterns ("*.files.example.com") whose label is the
 	// tenant id: acme.files.example.com is tenant acme, with no host of its own.
 	Wildcards []string
+	// MetricsLabels bounds the tenants labelled in the per-tenant metrics; the
+	// others count as "other".
+	MetricsLabels int
 	// MaxGraphs bounds the tenants whose object graphs are held at once (each
 	// ~100-250 KB); past it the least recently used one is dropped and built again
 	// on its next request (a few milliseconds).

@@ -21,6 +21,7 @@ var serveDefaults = map[string]string{
 	"platform-secret":          "",
 	"tenant-key":               "",
 	"tenant-graphs":            "256",
+	"tenant-metrics-labels":    "50",
 	"tenant-path-prefix":       "false",
 	"tenant-wildcards":         "[]",
 	"tenants":                  "false",

@@ -14,5 +14,6 @@ func tenantFlags(fs *pflag.FlagSet, c *app.TenantsConfig) {
 	fs.StringSliceVar(&c.Wildcards, "tenant-wildcards", nil, "with --tenants: one-label host patterns like *.files.example.com whose label is the tenant id (acme.files.example.com is tenant acme)")
 	fs.StringSliceVar(&c.TrustedProxies, "trusted-proxies", nil, "with --tenants: CIDR prefixes of proxies whose X-Forwarded-Host chooses the tenant")
 	fs.IntVar(&c.MaxGraphs, "tenant-graphs", app.DefaultConfig().Tenants.MaxGraphs, "with --tenants: tenants whose object graphs (services, credentials, faces: ~100-250 KB each) are held at once; the least recently used is dropped past it and rebuilt on its next request")
+	fs.IntVar(&c.MetricsLabels, "tenant-metrics-labels", app.DefaultConfig().Tenants.MetricsLabels, "with --tenants: tenants labelled in coffer_tenant_* metrics (the busiest when first seen); the others are summed as \"other\"")
 	fs.BoolVar(&c.PathPrefix, "tenant-path-prefix", false, "with --tenants: also choose tenants by a /t/{tenant}/ path prefix (deployments without a host name per tenant)")
 }
