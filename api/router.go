@@ -10,12 +10,10 @@
 //
 //	router, err := api.New(hasuraFace, tusFace)
 //
-// A tenant-aware router (issue 19: the tenant is resolved from the Host before the
-// face) wraps or replaces Router without changing it, as Router keeps no
-// per-request state and dispatches by path alone: a tenant.Router resolves r.Host,
-// then hands the request either to that tenant's own *Router (faces built with the
-// tenant's settings, held in a map by host: no allocation more per request) or to
-// one shared Router after putting the tenant where the faces' Frame hook reads it.
+// With --tenants, app's tenant router sits in front: it resolves the request's tenant
+// from its host and hands it to that tenant's own *Router (faces built over the
+// tenant's service and credentials), calling Router.ServeFast the same way for the
+// HTTP/1.1 fast path; Router itself knows no tenant.
 package api
 
 import (
