@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net/http"
 	"net/netip"
 	"strconv"
@@ -263,6 +264,9 @@ func (rt tenantRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		router = g.router
+		if g.bw != nil {
+			w = &pacedResponse{ResponseWriter: w, body: g.bw.Writer(r.Context(), w)}
+		}
 	}
 	counts := rt.tn.served(res.TenantID)
 	counts.requests.Add(1)
@@ -297,7 +301,7 @@ func (rt tenantRouter) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWr
 	router := rt.tn.def
 	if res.TenantID != coffer.DefaultTenantID {
 		g := (*rt.tn.graphs.Load())[res.TenantID]
-		if g == nil || servedState(g.tenant) != nil || g.limit != nil { // limits are checked on net/http's path
+		if g == nil || servedState(g.tenant) != nil || g.limit != nil || g.bw != nil { // limits apply on net/http's path
 			return false
 		}
 		g.touch(req.Start.Unix())
@@ -454,3 +458,20 @@ func limitKey(g *tenantGraph, r *http.Request) string {
 	}
 	return "ip:" + host
 }
+
+// pacedResponse is a response of a tenant with a bandwidth limit: its body goes
+// through the tenant's pacer (tenant.Bandwidth), so it has no ReadFrom (no sendfile).
+// Unwrap lets http.ResponseController reach the connection's deadlines.
+type pacedResponse struct {
+	http.ResponseWriter
+	body io.Writer
+}
+
+// Write implements http.ResponseWriter.
+func (p *pacedResponse) Write(b []byte) (int, error) { return p.body.Write(b) }
+
+// Unwrap returns the response it paces.
+func (p *pacedResponse) Unwrap() http.ResponseWriter { return p.ResponseWriter }
+
+// Flush implements http.Flusher.
+func (p *pacedResponse) Flush() { _ = http.NewResponseController(p.ResponseWriter).Flush() }

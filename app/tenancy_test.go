@@ -5,9 +5,11 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/tenant"
@@ -131,4 +133,58 @@ func TestTenantGraphsBounded(t *testing.T) {
 	if len(lines) != 2 || !strings.Contains(body, `coffer_tenant_requests_total{tenant="other"}`) {
 		t.Errorf("tenant request counters: %q", lines)
 	}
+}
+
+// TestTenantBandwidthPaced: a tenant's downloads go out at its bandwidth limit
+// (a lower bound only: 192 KiB at 64 KiB/s with a one-second burst cannot take less
+// than 2 s; it is not a speed test), whole and unchanged, and stay off the fast path.
+func TestTenantBandwidthPaced(t *testing.T) {
+	c := tenantTestConfig(t)
+	m, err := New(context.Background(), c, Parts{}, discard())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, err := m.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	base := "http://" + m.Addr().String()
+	const secret = "paced-secret-0123456"
+	s := &tenant.Settings{AdminSecrets: []string{secret}, Limits: tenant.Limits{BytesPerSecond: 64 << 10}}
+	if err := s.Prepare(m.tenancy.sealer, "paced"); err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := json.Marshal(s)
+	if err := m.tenancy.reg.CreateTenant(context.Background(), &coffer.Tenant{ID: "paced", Hosts: []string{"paced.test"}, Settings: doc}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.tenancy.reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	content := strings.Repeat("0123456789abcdef", 192<<10/16)
+	id := uploadVia(t, base, "paced.test", secret, content)
+	t0 := time.Now()
+	st, body := do(t, base, "paced.test", "GET", "/v1/files/"+id, "", "X-Hasura-Admin-Secret", secret)
+	if took := time.Since(t0); st != http.StatusOK || body != content || took < 1500*time.Millisecond {
+		t.Errorf("paced download: %d, %d bytes, in %v (192 KiB at 64 KiB/s takes at least 2 s)", st, len(body), took)
+	}
+}
+
+// uploadVia uploads content into host's default bucket and returns the file's id.
+func uploadVia(t *testing.T, base, host, secret, content string) string {
+	t.Helper()
+	var b strings.Builder
+	mw := multipart.NewWriter(&b)
+	fw, _ := mw.CreateFormFile("file[]", "f.bin")
+	io.WriteString(fw, content)
+	mw.Close()
+	st, body := do(t, base, host, "POST", "/v1/files", b.String(), "X-Hasura-Admin-Secret", secret, "Content-Type", mw.FormDataContentType())
+	var out struct {
+		ProcessedFiles []struct{ ID string } `json:"processedFiles"`
+	}
+	if st != http.StatusCreated || json.Unmarshal([]byte(body), &out) != nil || len(out.ProcessedFiles) != 1 {
+		t.Fatalf("upload: %d %s", st, body)
+	}
+	return out.ProcessedFiles[0].ID
 }

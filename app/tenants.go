@@ -65,6 +65,7 @@ type tenantGraph struct {
 	authn  *auth.Authenticator
 	router *api.Router
 	limit  *tenant.RateLimiter // nil: no request limits
+	bw     *tenant.Bandwidth   // nil: no bandwidth limit
 	used   atomic.Int64        // Unix second of its last request, for dropping the least recently used
 }
 
@@ -153,7 +154,8 @@ func (s *Main) buildTenant(ctx context.Context, t *coffer.Tenant) (*tenantGraph,
 		return nil, err
 	}
 	limit := tenant.NewRateLimiter(cfg.Limits, tenant.DefaultUserTableConfig())
-	return &tenantGraph{tenant: t, svc: svc, authn: authn, router: router, limit: limit}, nil
+	bw := tenant.NewBandwidth(cfg.Limits.BytesPerSecond, nil)
+	return &tenantGraph{tenant: t, svc: svc, authn: authn, router: router, limit: limit, bw: bw}, nil
 }
 
 // tenantFaces builds tenant t's faces, as buildHTTP builds the default tenant's,
@@ -171,6 +173,11 @@ func (s *Main) tenantFaces(t *coffer.Tenant, cfg tenantSettings, svc *service.Se
 	hcfg := s.hcfg
 	hcfg.PublicURL = tenantPublicURL(s.cfg.PublicURL, t, s.cfg.Tenants.Wildcards)
 	hcfg.MetricsElsewhere = true // the server's metrics span every tenant: the platform operator's, on the default tenant's hosts
+	if cfg.Limits.BytesPerSecond > 0 {
+		// The tenant's downloads share its bandwidth, so one of them may get any
+		// part of it: the write deadline gives the size no less than 1 KiB/s.
+		hcfg.MinWriteRate = min(hcfg.MinWriteRate, 1<<10)
+	}
 	h, err := hasura.New(hcfg, svc, authn, signer, log)
 	if err != nil {
 		return nil, err
