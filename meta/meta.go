@@ -17,6 +17,9 @@
 //     progress never holds the name; the previous version stays readable until the
 //     replace commits. Renaming a named file (UpdateFile) onto a taken name is
 //     ECONFLICT.
+//   - Tenants (tenants.go): a store shared by tenants (Tenanted) answers for one
+//     tenant at a time; its own methods are the default tenant's, the rows of a
+//     deployment without tenants. Another tenant's rows answer as missing ones.
 package meta
 
 import (

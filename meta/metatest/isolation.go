@@ -203,6 +203,23 @@ func isolationOps(t *testing.T, v scoped) []isolationOp {
 			p, err := v.ListFiles(ctx, coffer.ListOptions{BucketID: b})
 			return describeOutcome(len(p.Files), err, b)
 		}},
+		{"BeginUpload(file)", func(_ *twin, b string) string {
+			err := v.BeginUpload(ctx, newKey(), newFile(b, "n"))
+			return describeOutcome(nil, err, b)
+		}},
+		{"CreateFiles(bucket)", func(_ *twin, b string) string {
+			f := newFile(b, "n")
+			must(t, v.BeginUpload(ctx, f.BlobKey, nil))
+			defer func() { must(t, v.AbortUpload(ctx, f.BlobKey)) }()
+			return describeOutcome(nil, v.CreateFiles(ctx, []*coffer.File{f}), b)
+		}},
+		{"PutFileByName(bucket)", func(_ *twin, b string) string {
+			f := newFile(b, "n")
+			must(t, v.BeginUpload(ctx, f.BlobKey, nil))
+			defer func() { must(t, v.AbortUpload(ctx, f.BlobKey)) }()
+			_, after, err := v.PutFileByName(ctx, f, meta.Precondition{})
+			return describeOutcome(after != nil, err, b)
+		}},
 		{"GetFileByName", func(_ *twin, b string) string {
 			f, err := v.GetFileByName(ctx, b, "n")
 			return describeOutcome(f != nil, err, b)

@@ -9,6 +9,15 @@
 // schema lives in the connection's search_path: add search_path=NAME to the URL to keep
 // coffer's tables in their own schema.
 //
+// Tenants: every row carries tenant_id and the store's tenant views (ForTenant) bind
+// it in every statement. Usage is kept by a trigger on files (0009_tenants.sql): a
+// tenant with a quota counts in one row, locked by each commit until it ends, so
+// concurrent commits check the quota in turn and cannot overshoot; a tenant without one
+// (the default tenant) counts in a row per connection, so its uploads do not queue.
+// The cache-invalidation NOTIFY payloads name the tenant ("f:<tenant>/<file id>",
+// "b:<tenant>/<bucket>", "r:<tenant>", "t:<tenant>"; the default tenant's are the old
+// "f:<id>", "b:<id>", "r").
+//
 // The queries are the shared SQL core's (meta/internal/sqlcore); this package holds
 // the PostgreSQL dialect, the connection and the migrations.
 package postgres

@@ -14,6 +14,12 @@
 // Timestamps are stored as integer Unix microseconds (UTC). Open does not migrate:
 // call Migrate once after Open.
 //
+// Tenants: every row carries tenant_id and the store's tenant views (ForTenant) bind
+// it in every statement. Usage is kept by triggers on files (0006_tenants.sql), which
+// SQLite compiles into every statement that changes files; the write path's statements
+// are therefore prepared once per connection (stmts.go). With one writer at a time a
+// quota check cannot race another commit.
+//
 // The queries are the shared SQL core's (meta/internal/sqlcore); this package holds
 // the SQLite dialect, the connection and the migrations.
 package sqlite

@@ -3,11 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"sync"
 )
 
-// maxStmts bounds the statement cache: the core's writing statements are a few dozen,
-// plus those whose IN lists vary in length (claims, purges).
+// maxStmts bounds the statement cache: the core's writing statements are a few dozen.
 const maxStmts = 256
 
 // stmts caches the prepared statements of the write path. SQLite compiles a statement
@@ -43,9 +43,11 @@ func (c *stmts) get(ctx context.Context, q string) *sql.Stmt {
 }
 
 // in returns q prepared for tx, or nil (see get). Statements without arguments are
-// never cached: a migration holds several statements, which only Exec runs whole.
+// never cached (a migration holds several statements, which only Exec runs whole), nor
+// those whose text grows with a list (IN (?, ?, ...): claims, purges), which would
+// fill the cache with one statement per length.
 func (c *stmts) in(ctx context.Context, tx *sql.Tx, q string, args []any) *sql.Stmt {
-	if c == nil || len(args) == 0 {
+	if c == nil || len(args) == 0 || strings.Contains(q, "IN (?") {
 		return nil
 	}
 	st := c.get(ctx, q)
