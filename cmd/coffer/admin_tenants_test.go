@@ -165,7 +165,12 @@ func TestAdminTenants(t *testing.T) {
 			t.Fatalf("list sent %v", l)
 		}
 	}
-	_, err := runAdmin(t, url, "tenants", "get", "nope")
+	out, err := runAdmin(t, url, "--output", "table", "tenants", "list")
+	if err != nil || !strings.Contains(strings.Join(strings.Fields(out), " "), "acme active acme.test 100 10 1 shared") ||
+		!strings.Contains(out, "next page: --page-token tok") {
+		t.Fatalf("table: %v\n%s", err, out)
+	}
+	_, err = runAdmin(t, url, "tenants", "get", "nope")
 	if err == nil || err.Error() != "not_found: no tenant nope" {
 		t.Fatalf("error %v", err)
 	}
