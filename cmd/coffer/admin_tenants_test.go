@@ -33,8 +33,9 @@ type recordedTenants struct {
 // acme is the tenant recordedTenants answers.
 func acme() *adminv1.Tenant {
 	return &adminv1.Tenant{Id: "acme", Hosts: []string{"acme.test"}, State: adminv1.TenantState_TENANT_STATE_ACTIVE,
-		Settings: &adminv1.TenantSettings{AdminSecretsCount: 1, Limits: &adminv1.TenantLimits{Burst: 9}},
-		Quota:    &adminv1.Quota{MaxBytes: 100, MaxFiles: 10}}
+		Settings: &adminv1.TenantSettings{AdminSecretsCount: 1, Limits: &adminv1.TenantLimits{Burst: 9},
+			Jwt: `{"type":"HS256","key":{"set":true}}`},
+		Quota: &adminv1.Quota{MaxBytes: 100, MaxFiles: 10}}
 }
 
 // record notes a call and returns NOT_FOUND for tenant "nope".
@@ -207,6 +208,8 @@ func TestAdminTenantsWrite(t *testing.T) {
 		{[]string{"--host", "c.test"}, "Update", &adminv1.UpdateTenantRequest{Id: "acme", Hosts: &adminv1.Hosts{Hosts: []string{"c.test"}}}},
 		{[]string{"--jwt", "{}"}, "Get,Update", &adminv1.UpdateTenantRequest{Id: "acme", Settings: &adminv1.TenantSettings{
 			AdminSecretsCount: 1, Limits: cur.Settings.Limits, Jwt: "{}"}}},
+		{[]string{"--unauthorized-role", "guest"}, "Get,Update", &adminv1.UpdateTenantRequest{Id: "acme", Settings: &adminv1.TenantSettings{
+			AdminSecretsCount: 1, Limits: cur.Settings.Limits, UnauthorizedRole: "guest"}}}, // the redacted JWT is not sent back
 		{[]string{"--settings", file, "--presign-key", "k"}, "Update", &adminv1.UpdateTenantRequest{Id: "acme",
 			Settings: &adminv1.TenantSettings{AdminSecrets: []string{"from-file"}, PresignKey: "k",
 				Storage: want.Settings.Storage, Limits: want.Settings.Limits}}},

@@ -26,8 +26,8 @@ var settingFlags = []string{"tenant-admin-secret", "jwt", "presign-key", "unauth
 // sends only what is given: --host replaces the hosts; --settings FILE replaces the
 // settings (secrets left out of it are kept by the server); a setting flag without
 // --settings changes that setting alone (the others are read first and sent back,
-// without their secrets, which the server keeps); one quota flag keeps the other
-// bound.
+// without their secrets and JWT document, which the server keeps); one quota flag
+// keeps the other bound.
 func tenantWriteCmd(c *adminConfig, verb string) *cobra.Command {
 	s := &tenantFlags{}
 	cmd := leaf(verb+" ID", verb+" a tenant (flags: what to set)", cobra.ExactArgs(1), func(cmd *cobra.Command, a []string) error {
@@ -98,11 +98,13 @@ func (s *tenantFlags) update(ctx context.Context, tc adminv1connect.TenantServic
 }
 
 // settings returns the settings to send: --settings FILE's if given, else base's
-// (nil: none), with the setting flags given over them.
+// (nil: none; the tenant's settings as answered, whose JWT document is left out),
+// with the setting flags given over them.
 func (s *tenantFlags) settings(f *pflag.FlagSet, base *adminv1.TenantSettings) (*adminv1.TenantSettings, error) {
 	out := &adminv1.TenantSettings{}
 	if base != nil {
 		out = proto.CloneOf(base)
+		out.Jwt = "" // answered without its key: left empty, the server keeps it
 	}
 	if f.Changed("settings") {
 		var err error
