@@ -11,8 +11,8 @@ import (
 	"github.com/coffer/coffer/proto/gen/coffer/admin/v1/adminv1connect"
 )
 
-// tenantFlags are the flags of `tenants create` and `tenants update`.
-type tenantFlags struct {
+// tenantWriteFlags are the flags of `tenants create` and `tenants update`.
+type tenantWriteFlags struct {
 	hosts, adminSecrets                     []string
 	settingsFile, jwt, presignKey, anonRole string
 	maxBytes, maxFiles                      int64
@@ -29,7 +29,7 @@ var settingFlags = []string{"tenant-admin-secret", "jwt", "presign-key", "unauth
 // without their secrets and JWT document, which the server keeps); one quota flag
 // keeps the other bound.
 func tenantWriteCmd(c *adminConfig, verb string) *cobra.Command {
-	s := &tenantFlags{}
+	s := &tenantWriteFlags{}
 	cmd := leaf(verb+" ID", verb+" a tenant (flags: what to set)", cobra.ExactArgs(1), func(cmd *cobra.Command, a []string) error {
 		tc, err := c.tenants()
 		if err != nil {
@@ -59,7 +59,7 @@ func tenantWriteCmd(c *adminConfig, verb string) *cobra.Command {
 }
 
 // create makes tenant id.
-func (s *tenantFlags) create(ctx context.Context, tc adminv1connect.TenantServiceClient, f *pflag.FlagSet, id string) (*adminv1.Tenant, error) {
+func (s *tenantWriteFlags) create(ctx context.Context, tc adminv1connect.TenantServiceClient, f *pflag.FlagSet, id string) (*adminv1.Tenant, error) {
 	settings, err := s.settings(f, nil)
 	if err != nil {
 		return nil, err
@@ -70,7 +70,7 @@ func (s *tenantFlags) create(ctx context.Context, tc adminv1connect.TenantServic
 
 // update changes what the flags give of tenant id, reading it first when a flag
 // changes only part of a message the call replaces whole.
-func (s *tenantFlags) update(ctx context.Context, tc adminv1connect.TenantServiceClient, f *pflag.FlagSet, id string) (*adminv1.Tenant, error) {
+func (s *tenantWriteFlags) update(ctx context.Context, tc adminv1connect.TenantServiceClient, f *pflag.FlagSet, id string) (*adminv1.Tenant, error) {
 	u := &adminv1.UpdateTenantRequest{Id: id}
 	if f.Changed("host") {
 		u.Hosts = &adminv1.Hosts{Hosts: s.hosts}
@@ -100,7 +100,7 @@ func (s *tenantFlags) update(ctx context.Context, tc adminv1connect.TenantServic
 // settings returns the settings to send: --settings FILE's if given, else base's
 // (nil: none; the tenant's settings as answered, whose JWT document is left out),
 // with the setting flags given over them.
-func (s *tenantFlags) settings(f *pflag.FlagSet, base *adminv1.TenantSettings) (*adminv1.TenantSettings, error) {
+func (s *tenantWriteFlags) settings(f *pflag.FlagSet, base *adminv1.TenantSettings) (*adminv1.TenantSettings, error) {
 	out := &adminv1.TenantSettings{}
 	if base != nil {
 		out = proto.CloneOf(base)
