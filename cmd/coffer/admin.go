@@ -123,13 +123,17 @@ func (c *adminConfig) server() adminv1connect.ServerServiceClient {
 func req[T any](m *T) *connect.Request[T] { return connect.NewRequest(m) }
 
 // callError is a failed call as one line: the code and the server's message, and
-// the field a BadRequest detail names if the message does not already.
+// the field a BadRequest detail names if the message does not already; a bare 404
+// (a host a multi-tenant server does not serve) says where to look.
 func callError(err error) error {
 	ce := new(connect.Error)
 	if !asConnect(err, &ce) {
 		return err
 	}
 	msg := strings.ReplaceAll(ce.Message(), "\n", " ")
+	if msg == "" && ce.Code() == connect.CodeUnimplemented { // an HTTP 404 from something else than the management API
+		msg = "no such call at --server (with --tenants: use a host the server serves, e.g. one of --default-tenant-hosts)"
+	}
 	if f := violationField(ce); f != "" && !strings.Contains(msg, f) {
 		msg = f + ": " + msg
 	}
