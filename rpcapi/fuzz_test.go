@@ -1,6 +1,7 @@
 package rpcapi
 
 import (
+	"encoding/json"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -25,6 +26,7 @@ func FuzzRequests(f *testing.F) {
 	f.Add(`{"id":"acme","hosts":["a.test"],"settings":{"adminSecrets":["s"],"presignKey":"k","storage":{"secretAccessKey":"x"},"limits":{"burst":2}}}`)
 	f.Add(`{"id":"acme","hosts":{"hosts":[]},"quota":{"maxBytes":"-1"},"settings":{"limits":{"requestsPerSecond":"NaN"}}}`)
 	f.Add(`{"pageSize":2,"pageToken":"Yg"}`)
+	f.Add(`{"id":"a","settings":{"jwt":"{\"type\":\"HS256\",\"key\":\"k\"}"}}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		for _, m := range []proto.Message{&adminv1.CreateBucketRequest{}, &adminv1.CreateWebhookRequest{},
 			&adminv1.ListDeliveriesRequest{}, &adminv1.UpdateFileRequest{}, &adminv1.CreateTenantRequest{},
@@ -88,6 +90,10 @@ func convertTenant(t *testing.T, m proto.Message) {
 		if s := pb.GetSettings(); len(s.GetAdminSecrets()) > 0 || s.GetPresignKey() != "" || s.GetStorage().GetSecretAccessKey() != "" ||
 			int(s.GetAdminSecretsCount()) != len(m.GetSettings().GetAdminSecrets()) {
 			t.Fatalf("answered %v for %v", s, m.GetSettings())
+		}
+		var jwt map[string]json.RawMessage
+		if j := pb.GetSettings().GetJwt(); j != "" && (json.Unmarshal([]byte(j), &jwt) != nil || jwt["key"] != nil && string(jwt["key"]) != `{"set":true}`) {
+			t.Fatalf("answered JWT document %s for %s", j, m.GetSettings().GetJwt())
 		}
 	case *adminv1.UpdateTenantRequest:
 		if u, err := tenantUpdate(m); err == nil && ((u.Hosts != nil) != (m.Hosts != nil) || (u.Settings != nil) != (m.Settings != nil)) {

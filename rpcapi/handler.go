@@ -52,6 +52,10 @@ type Config struct {
 	// accepts (header x-coffer-platform-secret), distinct from every tenant's admin
 	// secret. Required with Tenants.
 	PlatformSecret string
+	// TenantHost marks the face of one tenant's hosts on a multi-tenant server
+	// (Tenants nil): TenantService is the platform's, and refuses every call there
+	// with PERMISSION_DENIED rather than saying multi-tenancy is off.
+	TenantHost bool
 }
 
 // DefaultConfig returns the defaults: 2 MiB messages (a rules document may be 1 MiB,
@@ -64,6 +68,9 @@ func DefaultConfig() Config {
 func (c Config) Validate() error {
 	if c.ReadMaxBytes < 1 || c.Timeout <= 0 {
 		return coffer.Errorf(coffer.EINVALID, "rpc: the message limit and the timeout must be positive")
+	}
+	if c.Tenants != nil && c.TenantHost {
+		return coffer.Errorf(coffer.EINVALID, "rpc: a tenant's face does not manage tenants")
 	}
 	if c.Tenants != nil && c.PlatformSecret == "" {
 		return coffer.Errorf(coffer.EINVALID, "rpc: managing tenants needs a platform secret")

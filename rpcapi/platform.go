@@ -47,12 +47,15 @@ func (i platformInterceptor) WrapStreamingHandler(next connect.StreamingHandlerF
 	}
 }
 
-// platformCheck returns nil if hdr carries the platform secret; else EPRECONDITION
-// on a server without tenants, EFORBIDDEN for a caller with other credentials (a
+// platformCheck returns nil if hdr carries the platform secret; else EFORBIDDEN on
+// a tenant's hosts (Config.TenantHost), EPRECONDITION on a server without tenants, EFORBIDDEN for a caller with other credentials (a
 // tenant's admin secret or JWT), EUNAUTHORIZED for none or a wrong platform secret.
 // The secret is compared as a SHA-256 digest in constant time: neither its content
 // nor its length leaks.
 func (h *Handler) platformCheck(ctx context.Context, hdr http.Header) error {
+	if h.cfg.TenantHost {
+		return coffer.Errorf(coffer.EFORBIDDEN, "tenants are managed on the platform's hosts (the default tenant's), not on a tenant's")
+	}
 	if h.cfg.Tenants == nil {
 		return coffer.Errorf(coffer.EPRECONDITION, "multi-tenancy is off (start coffer with --tenants and --platform-secret to manage tenants)")
 	}

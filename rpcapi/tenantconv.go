@@ -2,6 +2,7 @@ package rpcapi
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"math"
 
@@ -187,6 +188,29 @@ func redact(s *adminv1.TenantSettings) {
 	if st := s.Storage; st != nil && st.SecretAccessKey != "" {
 		st.SecretAccessKeySet, st.SecretAccessKey = true, ""
 	}
+	s.Jwt = redactJWT(s.Jwt)
+}
+
+// jwtKeySet is how an answer shows a JWT document's key.
+var jwtKeySet = json.RawMessage(`{"set":true}`)
+
+// redactJWT returns a JWT document with its "key" (an HMAC secret, clear or
+// sealed) shown as {"set":true}, as the server answers it; a document that is not
+// a JSON object is shown only as set.
+func redactJWT(doc string) string {
+	if doc == "" {
+		return ""
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(doc), &m) != nil || m == nil {
+		return string(jwtKeySet)
+	}
+	if _, ok := m["key"]; !ok {
+		return doc
+	}
+	m["key"] = jwtKeySet
+	b, _ := json.Marshal(m) // raw messages that came from JSON: cannot fail
+	return string(b)
 }
 
 // tenantPageArgs converts ListTenants' paging: the page size (0: 100) and the id

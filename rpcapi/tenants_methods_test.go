@@ -16,7 +16,8 @@ import (
 	"github.com/coffer/coffer/rpcapi"
 )
 
-// The write-only secrets of the tests' settings: no answer may contain them.
+// The write-only secrets of the tests' settings (and jwtKey, the key of their JWT
+// document): no answer may contain them.
 const (
 	tenantSecret  = "tenant-a-admin-secret-one"
 	tenantSecret2 = "tenant-a-admin-secret-two"
@@ -40,7 +41,7 @@ func noSecrets(t *testing.T, what string, m proto.Message) {
 	t.Helper()
 	b, err := protojson.Marshal(m)
 	check(t, what+": marshal", err)
-	for _, s := range []string{tenantSecret, tenantSecret2, presignKey, s3Secret} {
+	for _, s := range []string{tenantSecret, tenantSecret2, presignKey, s3Secret, jwtKey} {
 		if bytes.Contains(b, []byte(s)) {
 			t.Fatalf("%s answers a write-only secret: %s", what, b)
 		}
@@ -63,7 +64,7 @@ func TestTenantServiceMethods(t *testing.T) {
 	s := ten.GetSettings()
 	if ten.GetId() != "acme" || ten.GetState() != adminv1.TenantState_TENANT_STATE_ACTIVE || ten.GetQuota().GetMaxFiles() != 1000 ||
 		ten.GetCreateTime() == nil || s.GetAdminSecretsCount() != 2 || !s.GetPresignKeySet() || !s.GetStorage().GetSecretAccessKeySet() ||
-		s.GetLimits().GetUserRequestsPerSecond() != 5.5 || s.GetJwt() != jwtConfig || s.GetStorage().GetBucket() != "a" {
+		s.GetLimits().GetUserRequestsPerSecond() != 5.5 || s.GetJwt() != `{"key":{"set":true},"type":"HS256"}` || s.GetStorage().GetBucket() != "a" {
 		t.Fatalf("created %v", made.Msg)
 	}
 	_, err = c.CreateTenant(ctx(), req(&adminv1.CreateTenantRequest{Id: "acme"}))
@@ -92,6 +93,7 @@ func TestTenantServiceMethods(t *testing.T) {
 // testStoredSettings checks the settings document the server was given.
 func testStoredSettings(t *testing.T, doc string) {
 	for _, want := range []string{`"adminSecrets":["` + tenantSecret + `","` + tenantSecret2 + `"]`, `"presignKey":"` + presignKey + `"`,
+		`"jwt":"{\"type\":\"HS256\",\"key\":\"` + jwtKey + `\"}"`,
 		`"secretAccessKey":"` + s3Secret + `"`, `"requestsPerSecond":50`, `"userRequestsPerSecond":5.5`, `"burst":100`,
 		`"bytesPerSecond":1000000`, `"imageConcurrency":2`, `"pathStyle":true`, `"accessKeyId":"AKID"`, `"unauthorizedRole":"guest"`} {
 		if !strings.Contains(strings.ReplaceAll(doc, " ", ""), want) {

@@ -1,13 +1,16 @@
 package rpcapi_test
 
 import (
+	"log/slog"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"connectrpc.com/connect"
 
+	"github.com/coffer/coffer/auth"
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 	"github.com/coffer/coffer/proto/gen/coffer/admin/v1/adminv1connect"
 	"github.com/coffer/coffer/rpcapi"
@@ -87,6 +90,33 @@ func TestTenantServiceOff(t *testing.T) {
 				t.Errorf("%s %s: %q", name, what, ce.Message())
 			}
 		}
+	}
+}
+
+// TestTenantServiceOnTenantHost: the face of a tenant's hosts refuses every
+// TenantService call with PERMISSION_DENIED, even with the platform secret; a face
+// cannot be both.
+func TestTenantServiceOnTenantHost(t *testing.T) {
+	cfg := rpcapi.DefaultConfig()
+	cfg.TenantHost = true
+	authn, err := auth.New(auth.Config{AdminSecret: adminSecret, UnauthorizedRole: "public"})
+	check(t, "auth.New", err)
+	h, err := rpcapi.New(cfg, nil, nil, nil, authn, slog.New(slog.DiscardHandler))
+	check(t, "rpcapi.New", err)
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	for name, hc := range map[string][]string{"platform": {rpcapi.HeaderPlatformSecret, platformSecret},
+		"tenant admin": {"X-Hasura-Admin-Secret", adminSecret}} {
+		for what, call := range tenantCalls(tenantClient(srv.URL, hc...), "acme") {
+			ce := wantCode(t, name+" "+what, call(), connect.CodePermissionDenied)
+			if !strings.Contains(ce.Message(), "platform's hosts") {
+				t.Errorf("%s %s: %q", name, what, ce.Message())
+			}
+		}
+	}
+	cfg.Tenants, cfg.PlatformSecret = newFakeTenants(), platformSecret
+	if cfg.Validate() == nil {
+		t.Error("a tenant's face managing tenants passed Validate")
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/coffer/coffer/app"
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/proto/gen/coffer/admin/v1/adminv1connect"
+	"github.com/coffer/coffer/rpcapi"
 )
 
 // adminConfig is what every `coffer admin` command reads from its flags and env.
@@ -21,8 +22,11 @@ type adminConfig struct {
 	Server      string
 	AdminSecret string
 	Token       string
-	Output      string
-	Timeout     time.Duration
+	// PlatformSecret is the platform admin's credential: `tenants` commands send it
+	// (and no other credential).
+	PlatformSecret string
+	Output         string
+	Timeout        time.Duration
 }
 
 // newAdminCmd returns `coffer admin`: the management API's client (rpcapi, the
@@ -31,7 +35,7 @@ func newAdminCmd() *cobra.Command {
 	c := &adminConfig{}
 	cmd := &cobra.Command{
 		Use:   "admin",
-		Short: "Manage a running coffer server: buckets, files, rules, webhooks, maintenance",
+		Short: "Manage a running coffer server: buckets, files, rules, webhooks, maintenance, tenants",
 		Long: "Manage a running coffer server through its management API (coffer.admin.v1).\n" +
 			"Output is a table when stdout is a terminal, JSON otherwise (--output to choose).\n" +
 			"Errors are one line on stderr, with exit status 1.",
@@ -40,6 +44,7 @@ func newAdminCmd() *cobra.Command {
 	fs.StringVar(&c.Server, "server", "http://"+app.DefaultConfig().Listen, "URL of the coffer server")
 	fs.StringVar(&c.AdminSecret, "admin-secret", "", "admin secret (sent as "+auth.HeaderAdminSecret+")")
 	fs.StringVar(&c.Token, "token", "", "a JWT to call as (Authorization: Bearer), instead of the admin secret")
+	fs.StringVar(&c.PlatformSecret, "platform-secret", "", "the platform admin's secret, for the tenants commands (sent as "+rpcapi.HeaderPlatformSecret+")")
 	fs.StringVar(&c.Output, "output", "", "output format: table or json (default: table on a terminal, else json)")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "time limit of each call")
 	bindEnv(fs)
@@ -49,7 +54,7 @@ func newAdminCmd() *cobra.Command {
 		}
 		return c.check()
 	}
-	cmd.AddCommand(bucketsCmd(c), filesCmd(c), rulesCmd(c), webhooksCmd(c), opsCmd(c), serverCmd(c))
+	cmd.AddCommand(bucketsCmd(c), filesCmd(c), rulesCmd(c), webhooksCmd(c), opsCmd(c), serverCmd(c), tenantsCmd(c))
 	return cmd
 }
 
@@ -118,13 +123,17 @@ func (c *adminConfig) server() adminv1connect.ServerServiceClient {
 func req[T any](m *T) *connect.Request[T] { return connect.NewRequest(m) }
 
 // callError is a failed call as one line: the code and the server's message, and
-// the field a BadRequest detail names if the message does not already.
+// the field a BadRequest detail names if the message does not already; a bare 404
+// (a host a multi-tenant server does not serve) says where to look.
 func callError(err error) error {
 	ce := new(connect.Error)
 	if !asConnect(err, &ce) {
 		return err
 	}
 	msg := strings.ReplaceAll(ce.Message(), "\n", " ")
+	if msg == "" && ce.Code() == connect.CodeUnimplemented { // an HTTP 404 from something else than the management API
+		msg = "no such call at --server (with --tenants: use a host the server serves, e.g. one of --default-tenant-hosts)"
+	}
 	if f := violationField(ce); f != "" && !strings.Contains(msg, f) {
 		msg = f + ": " + msg
 	}

@@ -21,11 +21,7 @@ func filesListCmd(c *adminConfig) *cobra.Command {
 			return err
 		}
 		return emit(c, cmd.OutOrStdout(), res.Msg, func() [][]string {
-			rows := fileRows(res.Msg.GetFiles()...)
-			if next := res.Msg.GetNextPageToken(); next != "" {
-				rows = append(rows, []string{"next page: --page-token " + next})
-			}
-			return rows
+			return withNextPage(fileRows(res.Msg.GetFiles()...), res.Msg.GetNextPageToken())
 		})
 	})
 	list.Flags().StringVar(&prefix, "prefix", "", "only names beginning with this")

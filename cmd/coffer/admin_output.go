@@ -109,6 +109,14 @@ func deliveryRows(ds ...*adminv1.Delivery) [][]string {
 	return rows
 }
 
+// withNextPage adds to a page's rows how to ask for the next page, if there is one.
+func withNextPage(rows [][]string, next string) [][]string {
+	if next != "" {
+		rows = append(rows, []string{"next page: --page-token " + next})
+	}
+	return rows
+}
+
 // lines is a one-column table.
 func lines(header string, items ...string) [][]string {
 	rows := [][]string{{header}}

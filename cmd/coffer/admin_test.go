@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"connectrpc.com/connect"
@@ -57,6 +58,9 @@ func TestCallError(t *testing.T) {
 	ce.AddDetail(d)
 	if got := callError(ce).Error(); got != "invalid_argument: downloadExpiration: must be between 1 and 604800 seconds" {
 		t.Errorf("got %q", got)
+	}
+	if got := callError(connect.NewError(connect.CodeUnimplemented, errors.New(""))).Error(); !strings.Contains(got, "--default-tenant-hosts") {
+		t.Errorf("a bare 404: %q", got)
 	}
 	if callError(nil) != nil {
 		t.Error("no error made one")

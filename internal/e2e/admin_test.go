@@ -55,7 +55,8 @@ func (p *proc) mustAdmin(v any, args ...string) {
 
 // TestAdminCLI: with the built binary, a bucket, rules and a webhook are made,
 // listed and deleted; a rules file with a mistake gives the path-named error on one
-// line and exit status 1, and changes nothing; no credentials is exit 1 too.
+// line and exit status 1, and changes nothing; no credentials is exit 1 too, and so
+// is `tenants list` on a server without multi-tenancy, saying so.
 func TestAdminCLI(t *testing.T) {
 	p := start(t, "COFFER_DATA_DIR="+t.TempDir(), "COFFER_WEBHOOK_ALLOW_NETWORKS=127.0.0.0/8")
 	var b struct{ ID string }
@@ -108,6 +109,10 @@ func TestAdminCLI(t *testing.T) {
 	if err := cmd.Run(); err == nil || !strings.Contains(errb.String(), "unauthenticated") {
 		t.Fatalf("without credentials: %v, %q", err, errb.String())
 	}
+	_, errOut, code = p.admin("tenants", "list", "--platform-secret", "p")
+	if code != 1 || !strings.Contains(errOut, "failed_precondition: multi-tenancy is off") {
+		t.Fatalf("tenants list on a server without tenants: exit %d, %q", code, errOut)
+	}
 }
 
 // TestRPCOverH2C: against the built binary with --h2c, gRPC server reflection over
@@ -126,7 +131,7 @@ func TestRPCOverH2C(t *testing.T) {
 	}
 	_, _ = stream.Close()
 	got := fmt.Sprint(names)
-	for _, want := range []string{"coffer.admin.v1.BucketService", "coffer.admin.v1.RuleService", "grpc.health.v1.Health",
+	for _, want := range []string{"coffer.admin.v1.BucketService", "coffer.admin.v1.RuleService", "coffer.admin.v1.TenantService", "grpc.health.v1.Health",
 		"grpc.reflection.v1.ServerReflection"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("reflection lists %s, without %s", got, want)

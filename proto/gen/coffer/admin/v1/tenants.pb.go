@@ -325,7 +325,9 @@ type TenantSettings struct {
 	AdminSecretsCount int32 `protobuf:"varint,2,opt,name=admin_secrets_count,json=adminSecretsCount,proto3" json:"admin_secrets_count,omitempty"`
 	// The tenant's JWT configuration: the same JSON document as coffer serve's
 	// --jwt-secret, e.g. {"type":"HS256","key":"..."} or {"jwk_url":"https://..."},
-	// with the tenant's own issuer and keys; "" for no JWT authentication.
+	// with the tenant's own issuer and keys; "" for no JWT authentication. Its "key"
+	// is write-only: answers show the document with "key" replaced by {"set":true}.
+	// In UpdateTenant, left empty keeps the stored document.
 	Jwt string `protobuf:"bytes,3,opt,name=jwt,proto3" json:"jwt,omitempty"`
 	// The key (>= 32 bytes) signing the tenant's presigned URLs; "" to have one
 	// made. Write-only: answers leave it empty and set presign_key_set. In
