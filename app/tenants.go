@@ -183,7 +183,7 @@ func (s *Main) tenantFaces(t *coffer.Tenant, cfg tenantSettings, svc *service.Se
 		return nil, err
 	}
 	rcfg := s.rcfg
-	rcfg.Tenants, rcfg.PlatformSecret = nil, "" // TenantService is the platform's, on the default tenant's hosts only
+	rcfg.Tenants, rcfg.PlatformSecret, rcfg.TenantHost = nil, "", true // TenantService is the platform's, on the default tenant's hosts only
 	rpc := &lazyFace{prefixes: s.rpcPrefixes, build: func() (http.Handler, error) {
 		return rpcapi.New(rcfg, svc, tenantNode{}, h.PresignedURL, authn, log)
 	}}
