@@ -309,6 +309,35 @@ func checkRPCIsolation(t *testing.T, p *proc, alpha, beta *tenantSide) {
 			_, err := hooks.GetWebhook(ctx, connect.NewRequest(&adminv1.GetWebhookRequest{Id: s}))
 			return err
 		},
+		"UpdateFile": func(f, _, _ string) error {
+			name := "renamed.txt"
+			_, err := files.UpdateFile(ctx, connect.NewRequest(&adminv1.UpdateFileRequest{Id: f, Name: &name}))
+			return err
+		},
+		"PresignFile": func(f, _, _ string) error {
+			_, err := files.PresignFile(ctx, connect.NewRequest(&adminv1.PresignFileRequest{Id: f}))
+			return err
+		},
+		"ListFiles": func(_, b, _ string) error {
+			_, err := files.ListFiles(ctx, connect.NewRequest(&adminv1.ListFilesRequest{BucketId: b}))
+			return err
+		},
+		"UpdateBucket": func(_, b, _ string) error {
+			_, err := buckets.UpdateBucket(ctx, connect.NewRequest(&adminv1.UpdateBucketRequest{Id: b, Settings: &adminv1.BucketSettings{}}))
+			return err
+		},
+		"DeleteWebhook": func(_, _, s string) error {
+			_, err := hooks.DeleteWebhook(ctx, connect.NewRequest(&adminv1.DeleteWebhookRequest{Id: s}))
+			return err
+		},
+		"ListDeliveries": func(_, _, s string) error {
+			_, err := hooks.ListDeliveries(ctx, connect.NewRequest(&adminv1.ListDeliveriesRequest{WebhookId: s}))
+			return err
+		},
+		"RedeliverDelivery": func(_, _, s string) error {
+			_, err := hooks.RedeliverDelivery(ctx, connect.NewRequest(&adminv1.RedeliverDeliveryRequest{WebhookId: s, DeliveryId: 1}))
+			return err
+		},
 	}
 	for name, c := range calls {
 		got, want := c(beta.fileID, beta.onlyBucket, beta.subID), c("00000000-0000-4000-8000-00000000dead", "no-such-bucket", "00000000-0000-4000-8000-00000000beef")
