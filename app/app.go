@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/cache"
@@ -83,7 +84,10 @@ func (s *Main) build(ctx context.Context) error {
 	if err := s.st.cacheBlobs(c, s.log); err != nil {
 		return err
 	}
-	svc, err := service.New(s.serviceConfig(), s.st.meta, s.st.blobs, service.Caches{Content: s.st.content, Variants: s.st.variants}, s.log)
+	// The default tenant's view of the blobs, with or without --tenants: its orphan
+	// sweep must never see a tenant's blobs (from this run or an earlier one).
+	blobs := s.st.blobs.ForTenant(coffer.DefaultTenantID)
+	svc, err := service.New(s.serviceConfig(), s.st.meta, blobs, service.Caches{Content: s.st.content, Variants: s.st.variants}, s.log)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/blob/fsblob"
 	"github.com/coffer/coffer/blob/s3blob"
@@ -159,13 +160,14 @@ func (st *stores) cacheMeta(c *Config) error {
 // store.
 func (st *stores) cacheBlobs(c *Config, log *slog.Logger) error {
 	var err error
-	st.content, err = cache.NewContent(st.blobs, cache.ContentConfig{MaxBytes: c.ContentCacheSize, MaxFile: c.ContentCacheMax})
+	def := st.blobs.ForTenant(coffer.DefaultTenantID) // as the default tenant's service (build)
+	st.content, err = cache.NewContent(def, cache.ContentConfig{MaxBytes: c.ContentCacheSize, MaxFile: c.ContentCacheMax})
 	if err != nil {
 		return err
 	}
 	vcfg := cache.DefaultVariantConfig()
 	vcfg.MaxBytes, vcfg.MaxPerFile = c.VariantCacheSize, c.VariantsPerFile
-	st.variants, err = cache.NewVariants(st.blobs, vcfg, log)
+	st.variants, err = cache.NewVariants(def, vcfg, log)
 	return err
 }
 

@@ -15,7 +15,7 @@
 #   scripts/bench-tenants.sh many [ROUNDS=3] [DURATION=10s] [TENANTS=1000]
 #     The same binary twice, side by side: one server with 1 tenant, one with TENANTS
 #     tenants (each with its own host, admin secret and a public file). Prints each
-#     server's idle RSS after start and after one request to every tenant (each
+#     server's idle RSS after a restart and after one request to every tenant (each
 #     tenant's object graph is built on its first request), and the req/s, p99 and CPU
 #     per request of wrk -c50 on one tenant's 100 KB file, alternating the servers.
 set -euo pipefail
@@ -30,11 +30,13 @@ bench_workdir coffer-bench-tenants
 platform=bench-tenants-platform-secret
 head -c $((100 * 1024)) /dev/urandom >"$work/small.bin"
 
-# start NAME: a coffer with tenants on; sets url_NAME and pid_NAME.
+# start NAME: a coffer with tenants on; sets url_NAME and pid_NAME. Restarted with
+# the same NAME it keeps its data (and its tenant key).
 start() {
   local p; p=$(port)
+  [ -f "$work/key-$1" ] || head -c 32 /dev/urandom | base64 >"$work/key-$1"
   "$work/coffer" serve --listen "127.0.0.1:$p" --data-dir "$work/data-$1" --admin-secret s --log-level warn \
-    --access-log off --tenants --platform-secret "$platform" --tenant-key "$(head -c 32 /dev/urandom | base64)" \
+    --access-log off --tenants --platform-secret "$platform" --tenant-key "$(cat "$work/key-$1")" \
     --default-tenant-hosts default.test >"$work/log-$1" 2>&1 &
   pids+=($!)
   eval "url_$1=http://127.0.0.1:$p pid_$1=$!"
@@ -126,13 +128,25 @@ many() {
   t1=$(date +%s.%N)
   echo "created $((n - 1)) more tenants through TenantService in $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", b-a}') s"
   rss() { awk '/^VmRSS:/{printf "%.1f", $2/1024}' "/proc/$1/status"; }
+  anon() { awk '/^RssAnon:/{printf "%.1f", $2/1024}' "/proc/$1/status"; }
+  # Both restarted, so the idle figure is of tenants configured, not of the churn
+  # of creating them.
+  kill "$pid_one" "$pid_many"
+  wait "$pid_one" "$pid_many" 2>/dev/null || true
+  start one
+  start many
   sleep 3
-  echo "idle RSS, tenants created, none served yet: 1 tenant $(rss "$pid_one") MB, $n tenants $(rss "$pid_many") MB"
+  echo "idle RSS after a restart, no tenant served yet: 1 tenant $(rss "$pid_one") MB (anonymous $(anon "$pid_one")), $n tenants $(rss "$pid_many") MB (anonymous $(anon "$pid_many"))"
   for i in $(seq 1 $((n - 1))); do curl -s -o /dev/null -H "Host: t$i.test" "$url_many/v1/buckets/default"; done
   curl -s -o /dev/null -H 'Host: t0.test' "$url_one/v1/buckets/default"
   sleep 3
-  echo "RSS after one request to every tenant (every graph built): 1 tenant $(rss "$pid_one") MB, $n tenants $(rss "$pid_many") MB"
+  echo "RSS after one request to every tenant (graphs built, at most --tenant-graphs held): 1 tenant $(rss "$pid_one") MB (anonymous $(anon "$pid_one")), $n tenants $(rss "$pid_many") MB (anonymous $(anon "$pid_many"))"
   local res=$work/many.txt
+  for s in one many; do # both serve the file before anything is measured
+    local u id
+    eval "u=\$url_$s id=\$id_$s"
+    cmp -s <(curl -sf -H "Host: t0.test" "$u/v1/files/$id") "$work/small.bin" || { echo "bench-tenants: server $s does not serve t0's file" >&2; exit 1; }
+  done
   echo "round server req/s p99_ms cpu_us/req non2xx load1"
   for r in $(seq "$rounds"); do
     local order=(one many)

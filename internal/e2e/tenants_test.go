@@ -638,3 +638,27 @@ func TestTenantOwnS3(t *testing.T) {
 		t.Errorf("the tenant's blob is in the server's store: %v", err)
 	}
 }
+
+// TestTenantBlobsSurviveDefaultSweeps: the default tenant's sweeps (the one at start,
+// and delete-orphans through its API) never take a tenant's blobs for orphans.
+func TestTenantBlobsSurviveDefaultSweeps(t *testing.T) {
+	dir, env := t.TempDir(), tenantEnv()
+	p := start(t, append(env, "COFFER_DATA_DIR="+dir)...)
+	const secret = "sweep-admin-secret-0123"
+	_, err := tenantClient(p).CreateTenant(context.Background(), connect.NewRequest(&adminv1.CreateTenantRequest{
+		Id: "sweep", Hosts: []string{"sweep.test"}, Settings: &adminv1.TenantSettings{AdminSecrets: []string{secret}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := uploadAs(t, p, "sweep.test", "default", "kept.txt", "a tenant's bytes", "X-Hasura-Admin-Secret", secret)
+	for _, path := range []string{"/v1/ops/delete-orphans", "/v1/ops/sweep"} {
+		if a := hit(t, p, "default.test", "POST", path, nil, "X-Hasura-Admin-Secret", adminSecret); a.status != http.StatusOK || strings.Contains(a.body, "t/sweep") {
+			t.Errorf("the default tenant's %s: %+v", path, a)
+		}
+	}
+	p.stop()
+	p = start(t, append(env, "COFFER_DATA_DIR="+dir)...) // its startup sweep
+	if a := hit(t, p, "sweep.test", "GET", "/v1/files/"+id, nil, "X-Hasura-Admin-Secret", secret); a.status != http.StatusOK || a.body != "a tenant's bytes" {
+		t.Errorf("the tenant's file after the default tenant's sweeps: %+v", a)
+	}
+}
