@@ -34,7 +34,8 @@ func tenantEnv() []string {
 	rand.Read(key)
 	return []string{"COFFER_TENANTS=true", "COFFER_PLATFORM_SECRET=" + platformSecret,
 		"COFFER_TENANT_KEY=" + base64.StdEncoding.EncodeToString(key), "COFFER_DEFAULT_TENANT_HOSTS=default.test",
-		"COFFER_WEBHOOK_ALLOW_NETWORKS=127.0.0.0/8", "COFFER_ACCESS_LOG=off"}
+		"COFFER_WEBHOOK_ALLOW_NETWORKS=127.0.0.0/8", "COFFER_ACCESS_LOG=off",
+		"COFFER_TENANT_PATH_PREFIX=true", "COFFER_TRUSTED_PROXIES=127.0.0.1/32"}
 }
 
 // tenantSide is one tenant of the matrix and what the test made in it.
@@ -249,6 +250,25 @@ func tenantMatrix(t *testing.T, p *proc) {
 			}
 		}
 	}
+	// An upload into the other tenant's bucket answers as one into a missing bucket.
+	for name, creds := range actors {
+		upload := func(bucket string) answer {
+			var body bytes.Buffer
+			mw := multipart.NewWriter(&body)
+			mw.WriteField("bucket-id", bucket)
+			fw, _ := mw.CreateFormFile("file[]", "x.txt")
+			fw.Write([]byte("x"))
+			mw.Close()
+			return hit(t, p, alpha.host, "POST", "/v1/files", body.Bytes(), append([]string{"Content-Type", mw.FormDataContentType()}, creds...)...)
+		}
+		got, want := upload(beta.onlyBucket).blank(beta.onlyBucket), upload(missingBucket).blank(missingBucket)
+		if got.status < 400 {
+			successes++
+		}
+		if got != want {
+			t.Errorf("alpha's %s uploading into beta's bucket: %+v; into a missing one: %+v", name, got, want)
+		}
+	}
 	if successes != 0 {
 		t.Errorf("%d cross-tenant requests succeeded", successes)
 	}
@@ -387,6 +407,24 @@ func checkHostileHosts(t *testing.T, p *proc, alpha *tenantSide) {
 		a := hit(t, p, host, "GET", path, nil, admin...)
 		if ok := a.status == http.StatusOK && a.body == "bytes of alpha"; ok != wantOK || a.status >= 500 {
 			t.Errorf("Host %q: %d %.80s (want served: %v)", host, a.status, a.body, wantOK)
+		}
+	}
+	// A tenant by path prefix (the host names none) and by X-Forwarded-Host from a
+	// trusted proxy (127.0.0.1 here); a host naming a tenant wins over the path.
+	for _, c := range []struct {
+		host, path string
+		hdr        []string
+		want       int
+	}{
+		{"default.test", "/t/alpha" + path, nil, http.StatusOK},
+		{"unknown.test", "/t/alpha" + path, nil, http.StatusOK},
+		{"beta.test", "/t/alpha" + path, nil, http.StatusUnauthorized}, // beta's: alpha's secret is refused there
+		{"unknown.test", path, []string{"X-Forwarded-Host", "alpha.test"}, http.StatusOK},
+		{"unknown.test", path, []string{"X-Forwarded-Host", "beta.test, alpha.test"}, http.StatusOK}, // the right-most, the proxy's
+	} {
+		a := hit(t, p, c.host, "GET", c.path, nil, append(admin, c.hdr...)...)
+		if a.status != c.want || (c.want == http.StatusOK && a.body != "bytes of alpha") {
+			t.Errorf("Host %q %s %v: %d %.80s, want %d", c.host, c.path, c.hdr, a.status, a.body, c.want)
 		}
 	}
 	for _, raw := range []string{
