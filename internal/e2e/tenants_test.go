@@ -365,8 +365,26 @@ func checkRPCIsolation(t *testing.T, p *proc, alpha, beta *tenantSide) {
 			t.Errorf("RPC %s on beta's resource: %v; on a missing one: %v", name, got, want)
 		}
 	}
+	// The node's own state is the platform operator's; listings are the tenant's own.
+	srv := adminv1connect.NewServerServiceClient(http.DefaultClient, p.url, connect.WithInterceptors(headerInterceptor{
+		"X-Hasura-Admin-Secret": alpha.adminSecret, "Host": alpha.host}))
+	if _, err := srv.GetCacheStats(ctx, connect.NewRequest(&adminv1.GetCacheStatsRequest{})); connect.CodeOf(err) != connect.CodePermissionDenied {
+		t.Errorf("a tenant admin's GetCacheStats: %v", err)
+	}
+	if _, err := srv.GetImageWorkers(ctx, connect.NewRequest(&adminv1.GetImageWorkersRequest{})); connect.CodeOf(err) != connect.CodePermissionDenied {
+		t.Errorf("a tenant admin's GetImageWorkers: %v", err)
+	}
+	list, err := buckets.ListBuckets(ctx, connect.NewRequest(&adminv1.ListBucketsRequest{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range list.Msg.GetBuckets() {
+		if b.GetId() == beta.onlyBucket {
+			t.Errorf("alpha's ListBuckets shows beta's bucket %s", b.GetId())
+		}
+	}
 	_, _, hooksOnBeta := on(beta.host, alpha.adminSecret)
-	_, err := hooksOnBeta.ListWebhooks(ctx, connect.NewRequest(&adminv1.ListWebhooksRequest{}))
+	_, err = hooksOnBeta.ListWebhooks(ctx, connect.NewRequest(&adminv1.ListWebhooksRequest{}))
 	if connect.CodeOf(err) != connect.CodeUnauthenticated {
 		t.Errorf("alpha's secret on beta's host, RPC ListWebhooks: %v", err)
 	}
