@@ -300,14 +300,52 @@ func checkListsOwnOnly(t *testing.T, p *proc, alpha, beta *tenantSide) {
 // host alpha's secret is refused as unauthenticated.
 func checkRPCIsolation(t *testing.T, p *proc, alpha, beta *tenantSide) {
 	ctx := context.Background()
-	on := func(host, secret string) (adminv1connect.FileServiceClient, adminv1connect.BucketServiceClient, adminv1connect.WebhookServiceClient) {
-		opt := connect.WithInterceptors(headerInterceptor{"X-Hasura-Admin-Secret": secret, "Host": host})
+	on := func(host string, creds ...string) (adminv1connect.FileServiceClient, adminv1connect.BucketServiceClient, adminv1connect.WebhookServiceClient) {
+		h := headerInterceptor{"Host": host}
+		for i := 0; i+1 < len(creds); i += 2 {
+			h[creds[i]] = creds[i+1]
+		}
+		opt := connect.WithInterceptors(h)
 		return adminv1connect.NewFileServiceClient(http.DefaultClient, p.url, opt),
 			adminv1connect.NewBucketServiceClient(http.DefaultClient, p.url, opt),
 			adminv1connect.NewWebhookServiceClient(http.DefaultClient, p.url, opt)
 	}
-	files, buckets, hooks := on(alpha.host, alpha.adminSecret)
-	type call func(file, bucket, sub string) error
+	actors := map[string][]string{
+		"admin":     {"X-Hasura-Admin-Secret", alpha.adminSecret},
+		"user":      {"Authorization", "Bearer " + alpha.userToken(t, alpha.jwtKey, "u1")},
+		"anonymous": nil,
+	}
+	for name, creds := range actors {
+		files, buckets, hooks := on(alpha.host, creds...)
+		for call, c := range rpcCalls(ctx, files, buckets, hooks) {
+			got, want := c(beta.fileID, beta.onlyBucket, beta.subID), c("00000000-0000-4000-8000-00000000dead", "no-such-bucket", "00000000-0000-4000-8000-00000000beef")
+			if got == nil || connect.CodeOf(got) != connect.CodeOf(want) || (name == "admin" && connect.CodeOf(got) != connect.CodeNotFound) {
+				t.Errorf("alpha's %s, RPC %s on beta's resource: %v; on a missing one: %v", name, call, got, want)
+			}
+		}
+	}
+	_, buckets, _ := on(alpha.host, actors["admin"]...)
+	checkRPCServerState(t, p, alpha, beta, buckets)
+	_, _, hooksOnBeta := on(beta.host, actors["admin"]...)
+	_, err := hooksOnBeta.ListWebhooks(ctx, connect.NewRequest(&adminv1.ListWebhooksRequest{}))
+	if connect.CodeOf(err) != connect.CodeUnauthenticated {
+		t.Errorf("alpha's secret on beta's host, RPC ListWebhooks: %v", err)
+	}
+	_, err = tenantClient(p).GetTenant(ctx, connect.NewRequest(&adminv1.GetTenantRequest{Id: beta.id}))
+	if err != nil {
+		t.Errorf("the platform admin reads beta: %v", err)
+	}
+	tc := adminv1connect.NewTenantServiceClient(http.DefaultClient, p.url, connect.WithInterceptors(headerInterceptor{
+		"X-Hasura-Admin-Secret": alpha.adminSecret, "Host": alpha.host}))
+	if _, err := tc.GetTenant(ctx, connect.NewRequest(&adminv1.GetTenantRequest{Id: beta.id})); err == nil {
+		t.Error("alpha's admin read tenant beta through TenantService")
+	}
+}
+
+// rpcCalls are the management calls that name a file, bucket or webhook.
+func rpcCalls(ctx context.Context, files adminv1connect.FileServiceClient, buckets adminv1connect.BucketServiceClient,
+	hooks adminv1connect.WebhookServiceClient) map[string]func(file, bucket, sub string) error {
+	type call = func(file, bucket, sub string) error
 	calls := map[string]call{
 		"GetFile": func(f, _, _ string) error {
 			_, err := files.GetFile(ctx, connect.NewRequest(&adminv1.GetFileRequest{Id: f}))
@@ -359,13 +397,13 @@ func checkRPCIsolation(t *testing.T, p *proc, alpha, beta *tenantSide) {
 			return err
 		},
 	}
-	for name, c := range calls {
-		got, want := c(beta.fileID, beta.onlyBucket, beta.subID), c("00000000-0000-4000-8000-00000000dead", "no-such-bucket", "00000000-0000-4000-8000-00000000beef")
-		if got == nil || connect.CodeOf(got) != connect.CodeOf(want) || connect.CodeOf(got) != connect.CodeNotFound {
-			t.Errorf("RPC %s on beta's resource: %v; on a missing one: %v", name, got, want)
-		}
-	}
-	// The node's own state is the platform operator's; listings are the tenant's own.
+	return calls
+}
+
+// checkRPCServerState: the node's own state is the platform operator's; a tenant
+// admin's listings are its own.
+func checkRPCServerState(t *testing.T, p *proc, alpha, beta *tenantSide, buckets adminv1connect.BucketServiceClient) {
+	ctx := context.Background()
 	srv := adminv1connect.NewServerServiceClient(http.DefaultClient, p.url, connect.WithInterceptors(headerInterceptor{
 		"X-Hasura-Admin-Secret": alpha.adminSecret, "Host": alpha.host}))
 	if _, err := srv.GetCacheStats(ctx, connect.NewRequest(&adminv1.GetCacheStatsRequest{})); connect.CodeOf(err) != connect.CodePermissionDenied {
@@ -382,20 +420,6 @@ func checkRPCIsolation(t *testing.T, p *proc, alpha, beta *tenantSide) {
 		if b.GetId() == beta.onlyBucket {
 			t.Errorf("alpha's ListBuckets shows beta's bucket %s", b.GetId())
 		}
-	}
-	_, _, hooksOnBeta := on(beta.host, alpha.adminSecret)
-	_, err = hooksOnBeta.ListWebhooks(ctx, connect.NewRequest(&adminv1.ListWebhooksRequest{}))
-	if connect.CodeOf(err) != connect.CodeUnauthenticated {
-		t.Errorf("alpha's secret on beta's host, RPC ListWebhooks: %v", err)
-	}
-	_, err = tenantClient(p).GetTenant(ctx, connect.NewRequest(&adminv1.GetTenantRequest{Id: beta.id}))
-	if err != nil {
-		t.Errorf("the platform admin reads beta: %v", err)
-	}
-	tc := adminv1connect.NewTenantServiceClient(http.DefaultClient, p.url, connect.WithInterceptors(headerInterceptor{
-		"X-Hasura-Admin-Secret": alpha.adminSecret, "Host": alpha.host}))
-	if _, err := tc.GetTenant(ctx, connect.NewRequest(&adminv1.GetTenantRequest{Id: beta.id})); err == nil {
-		t.Error("alpha's admin read tenant beta through TenantService")
 	}
 }
 
