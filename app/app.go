@@ -51,6 +51,9 @@ type Main struct {
 	// The parts every tenant's graph is built with beside the default tenant's:
 	// the webhook URL check, the virus scanner (nil: off), the faces' settings.
 	checkWebhookURL func(ctx context.Context, raw string) error
+	// guardTransport dials through the webhook SSRF guard: tenants' JWKS fetches
+	// use it, their jwk_url being a tenant's setting.
+	guardTransport http.RoundTripper
 	scanner         scan.Scanner
 	hcfg            hasura.Config
 	rcfg            rpcapi.Config

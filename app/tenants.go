@@ -140,7 +140,7 @@ func (s *Main) buildTenant(ctx context.Context, t *coffer.Tenant) (*tenantGraph,
 	}
 	acfg := auth.DefaultConfig()
 	acfg.AdminSecretHashes, acfg.JWT, acfg.Logger = cfg.AdminSecretHashes, cfg.JWT, log
-	acfg.JWTAdminRole = s.cfg.Compat.JWTAdminRole
+	acfg.JWTAdminRole, acfg.JWKSTransport = s.cfg.Compat.JWTAdminRole, s.guardTransport
 	if cfg.UnauthorizedRole != "" {
 		acfg.UnauthorizedRole = cfg.UnauthorizedRole
 	}

@@ -42,6 +42,7 @@ func (s *Main) buildWebhooks(svc *service.Service) error {
 	}
 	s.st.outbox.OnEvent(d.Wake)
 	s.checkWebhookURL = guard.CheckTarget
+	s.guardTransport = guard.Client(dcfg.Timeout).Transport
 	svc.SetWebhooks(service.Webhooks{Outbox: s.st.outbox, CheckURL: guard.CheckTarget})
 	s.webhooks = d
 	return nil

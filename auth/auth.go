@@ -25,6 +25,9 @@ type Config struct {
 	// JWT is an already parsed JWT config, used instead of JWTSecret when set (a
 	// tenant's, whose key is kept sealed in its settings).
 	JWT *JWTConfig
+	// JWKSTransport fetches a "jwk_url" key set; nil: http.DefaultTransport. A
+	// tenant's goes through the webhook SSRF guard: the URL is the tenant's setting.
+	JWKSTransport http.RoundTripper
 	// JWTAdminRole makes a JWT whose role is "admin" an admin, with every permission,
 	// as Hasura treats its admin role (and hasura-storage with it). Off: "admin" is
 	// an ordinary role that needs rules.
@@ -83,7 +86,7 @@ func New(cfg Config) (*Authenticator, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	jv, err := newJWTVerifier(jc, log)
+	jv, err := newJWTVerifier(jc, log, cfg.JWKSTransport)
 	if err != nil {
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/coffer/coffer"
 	"github.com/golang-jwt/jwt/v5"
@@ -190,5 +191,37 @@ func TestJWKSTypeRestriction(t *testing.T) {
 	_, err := a.Principal(request(sign(t, jwt.SigningMethodRS256, k.rsa, hasuraClaims(), "rsa"), ""))
 	if coffer.ErrorCode(err) != coffer.EUNAUTHORIZED {
 		t.Errorf("RS256 with type ES256: %v", err)
+	}
+}
+
+// recordingTransport counts the requests it carries.
+type recordingTransport struct{ n atomic.Int32 }
+
+func (r *recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r.n.Add(1)
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// TestJWKSTransport: a "jwk_url" key set is fetched through Config.JWKSTransport
+// when given (a tenant's: the SSRF guard's), and tokens verify with it.
+func TestJWKSTransport(t *testing.T) {
+	k := testKeys(t)
+	srv := newJWKSServer(t, jwk(t, "rsa", &k.rsa.PublicKey))
+	rt := &recordingTransport{}
+	cfg := DefaultConfig()
+	cfg.JWTSecret, cfg.JWKSTransport = srv.secret(t), rt
+	a, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	if rt.n.Load() == 0 {
+		t.Fatal("the key set was not fetched through JWKSTransport")
+	}
+	now := time.Now()
+	tok := sign(t, jwt.SigningMethodRS256, k.rsa, jwt.MapClaims{"iat": now.Unix(), "exp": now.Add(time.Hour).Unix(), DefaultClaimsNamespace: map[string]any{
+		"x-hasura-default-role": "user", "x-hasura-allowed-roles": []string{"user"}, "x-hasura-user-id": "u1"}}, "rsa")
+	if p, err := a.Principal(request(tok, "")); err != nil || p.UserID != "u1" {
+		t.Errorf("token through the transport's keys: %+v, %v", p, err)
 	}
 }

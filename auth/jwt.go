@@ -48,13 +48,15 @@ type jwtVerifier struct {
 	jwks   keyfunc.Keyfunc    // nil for a static key
 	// adminRole: a token acting as role "admin" is an admin (Hasura's admin role).
 	adminRole bool
+	// transport fetches the JWKS (nil: http.DefaultTransport).
+	transport http.RoundTripper
 }
 
 // newJWTVerifier builds a verifier; with a JWKS URL it fetches the set once
 // (a failure is logged, not fatal: the refresher keeps trying) and starts the
 // refresher, which runs until close.
-func newJWTVerifier(cfg *JWTConfig, log *slog.Logger) (*jwtVerifier, error) {
-	v := &jwtVerifier{cfg: cfg, now: time.Now, cache: newTokenCache(tokenCacheEntries)}
+func newJWTVerifier(cfg *JWTConfig, log *slog.Logger, transport http.RoundTripper) (*jwtVerifier, error) {
+	v := &jwtVerifier{cfg: cfg, now: time.Now, cache: newTokenCache(tokenCacheEntries), transport: transport}
 	opts := []jwt.ParserOption{
 		jwt.WithValidMethods(cfg.methods),
 		jwt.WithJSONNumber(),
@@ -87,11 +89,19 @@ func newJWTVerifier(cfg *JWTConfig, log *slog.Logger) (*jwtVerifier, error) {
 // parser has already refused every algorithm but the configured one.
 func (v *jwtVerifier) staticKey(*jwt.Token) (any, error) { return v.cfg.key, nil }
 
+// jwksTransport is the transport JWKS fetches go through.
+func (v *jwtVerifier) jwksTransport() http.RoundTripper {
+	if v.transport != nil {
+		return v.transport
+	}
+	return http.DefaultTransport
+}
+
 // startJWKS starts keyfunc's JWKS client with this package's limits.
 func (v *jwtVerifier) startJWKS(log *slog.Logger) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	kf, err := keyfunc.NewDefaultOverrideCtx(ctx, []string{v.cfg.JWKURL}, keyfunc.Override{
-		Client:            &http.Client{Timeout: jwksHTTPTimeout, Transport: capBody{http.DefaultTransport}},
+		Client:            &http.Client{Timeout: jwksHTTPTimeout, Transport: capBody{v.jwksTransport()}},
 		HTTPTimeout:       jwksHTTPTimeout,
 		RefreshInterval:   jwksRefresh,
 		RefreshUnknownKID: rate.NewLimiter(rate.Every(jwksUnknownKID), 1),
