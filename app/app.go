@@ -54,10 +54,10 @@ type Main struct {
 	// guardTransport dials through the webhook SSRF guard: tenants' JWKS fetches
 	// use it, their jwk_url being a tenant's setting.
 	guardTransport http.RoundTripper
-	scanner         scan.Scanner
-	hcfg            hasura.Config
-	rcfg            rpcapi.Config
-	rpcPrefixes     []string // the management API face's, the same for every tenant
+	scanner        scan.Scanner
+	hcfg           hasura.Config
+	rcfg           rpcapi.Config
+	rpcPrefixes    []string // the management API face's, the same for every tenant
 	// tenancy routes requests to tenants (nil without --tenants).
 	tenancy *tenancy
 }

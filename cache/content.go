@@ -53,8 +53,8 @@ type Content struct {
 	// (a tenant's own S3 bucket), where equal keys name different bytes.
 	keyPrefix string
 	cfg       ContentConfig
-	c     *otter.Cache[string, *entry] // nil when disabled
-	stats *stats.Counter
+	c         *otter.Cache[string, *entry] // nil when disabled
+	stats     *stats.Counter
 }
 
 // NewContent wraps blobs.

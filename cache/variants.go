@@ -47,10 +47,10 @@ func (c VariantConfig) Validate() error {
 type Variants struct {
 	cfg       VariantConfig
 	blobs     *blob.Store
-	keyPrefix string // see Content.keyPrefix
-	mem   *otter.Cache[string, []byte] // nil when the memory tier is off
-	stats *stats.Counter
-	log   *slog.Logger
+	keyPrefix string                       // see Content.keyPrefix
+	mem       *otter.Cache[string, []byte] // nil when the memory tier is off
+	stats     *stats.Counter
+	log       *slog.Logger
 }
 
 // NewVariants returns a variant cache persisting into blobs.
