@@ -55,8 +55,6 @@ tenant() {
     python3 -c 'import json,sys; print(json.load(sys.stdin)["processedFiles"][0]["id"])'
 }
 
-to_ms() { awk -v v="$1" 'BEGIN{n=v+0; if (v ~ /us$/) n/=1000; else if (v ~ /ms$/) n=n; else if (v ~ /s$/) n*=1000; printf "%.3f", n}'; }
-median() { sort -g | awk '{a[NR]=$1} END{print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 # wrk_run CONNS DUR HOST URL: prints "req/s p99_ms non2xx errors requests"

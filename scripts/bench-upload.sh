@@ -51,13 +51,12 @@ labels=(wrk bench) # small-upload clients, in the order each round runs them
 [ ${#tools[@]} -eq 1 ] || labels=(wrk $(for i in "${!tools[@]}"; do echo "bench$i"; done))
 tool_of() { local i=${1#bench}; echo "${tools[${i:-0}]}"; } # tool_of LABEL: its binary
 
-. scripts/lib/loopback.sh # port, wait_port
+. scripts/lib/loopback.sh # port, wait_port, median
 # cpu_s PID: the process's user+system CPU seconds so far; user_s PID: user alone.
 cpu_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", ($14 + $15) / hz }' "/proc/$1/stat"; }
 user_s() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", $14 / hz }' "/proc/$1/stat"; }
 now() { date +%s.%N; }
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
-median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 
 # start NAME BIN [DATABASE_URL]: starts a server on a new data directory; sets port_NAME
 # and pid_NAME.

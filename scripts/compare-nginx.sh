@@ -196,7 +196,6 @@ cpu_ticks() { # pids... -> utime+stime (clock ticks) of them and their child pro
   done
   echo "$t"
 }
-to_ms() { awk -v v="$1" 'BEGIN{n=v+0; if (v ~ /us$/) n/=1000; else if (v ~ /ms$/) n=n; else if (v ~ /s$/) n*=1000; printf "%.3f", n}'; }
 run() { # round scenario target conns timeout cpu-pid url [request-list-file | header] [host]
   local w=(wrk -t2 -c"$4" -d"$dur" --timeout "$5" --latency) out c0 c1
   [ -z "${9:-}" ] || w+=(-H "Host: $9")

@@ -67,3 +67,9 @@ hot_file() {
   head -c $((100 * 1024)) /dev/urandom >"$work/www/small.bin"
   chmod 644 "$work/www/small.bin"
 }
+
+# median: the median of the numbers on stdin, one a line.
+median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2 ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
+
+# to_ms DURATION: a wrk duration (850.00us, 1.20ms, 2.00s) in milliseconds.
+to_ms() { awk -v v="$1" 'BEGIN{n=v+0; if (v ~ /us$/) n/=1000; else if (v ~ /ms$/) n=n; else if (v ~ /s$/) n*=1000; printf "%.3f", n}'; }
