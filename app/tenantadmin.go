@@ -6,75 +6,47 @@ import (
 	"fmt"
 	"slices"
 
+	"google.golang.org/protobuf/encoding/protojson"
+
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/meta"
+	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 	"github.com/coffer/coffer/rpcapi"
 	"github.com/coffer/coffer/tenant"
 )
 
 // tenantAdmin is the management API's TenantService over the tenant registry
 // (rpcapi.TenantAdmin). Settings cross it in the wire form (the protojson of
-// coffer.admin.v1.TenantSettings); it validates them, hashes admin secrets, seals
+// coffer.admin.v1.TenantSettings, decoded with the generated type); it validates them, hashes admin secrets, seals
 // keys, and answers them redacted (no secret, digest or sealed value).
 type tenantAdmin struct{ tn *tenancy }
 
 var _ rpcapi.TenantAdmin = tenantAdmin{}
 
-// wireSettings is TenantSettings' protojson form, as far as the server reads it.
-type wireSettings struct {
-	AdminSecrets      []string     `json:"adminSecrets,omitempty"`
-	AdminSecretsCount int          `json:"adminSecretsCount,omitempty"`
-	JWT               string       `json:"jwt,omitempty"`
-	PresignKey        string       `json:"presignKey,omitempty"`
-	PresignKeySet     bool         `json:"presignKeySet,omitempty"`
-	UnauthorizedRole  string       `json:"unauthorizedRole,omitempty"`
-	Storage           *wireStorage `json:"storage,omitempty"`
-	Limits            *wireLimits  `json:"limits,omitempty"`
-}
-
-type wireStorage struct {
-	Kind               string `json:"kind,omitempty"`
-	Endpoint           string `json:"endpoint,omitempty"`
-	Region             string `json:"region,omitempty"`
-	Bucket             string `json:"bucket,omitempty"`
-	Prefix             string `json:"prefix,omitempty"`
-	AccessKeyID        string `json:"accessKeyId,omitempty"`
-	SecretAccessKey    string `json:"secretAccessKey,omitempty"`
-	SecretAccessKeySet bool   `json:"secretAccessKeySet,omitempty"`
-	PathStyle          bool   `json:"pathStyle,omitempty"`
-}
-
-type wireLimits struct {
-	RequestsPerSecond     float64 `json:"requestsPerSecond,omitempty"`
-	Burst                 int     `json:"burst,omitempty"`
-	UserRequestsPerSecond float64 `json:"userRequestsPerSecond,omitempty"`
-	UserBurst             int     `json:"userBurst,omitempty"`
-	BytesPerSecond        float64 `json:"bytesPerSecond,omitempty"`
-	ImageConcurrency      int     `json:"imageConcurrency,omitempty"`
-}
-
-// fromWire decodes wire settings into the settings document (secrets in plaintext).
+// fromWire decodes wire settings (the protojson of adminv1.TenantSettings) into
+// the settings document (secrets in plaintext).
 func fromWire(doc []byte) (*tenant.Settings, error) {
-	var w wireSettings
+	w := &adminv1.TenantSettings{}
 	if len(doc) > 0 {
-		if err := json.Unmarshal(doc, &w); err != nil {
+		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(doc, w); err != nil {
 			return nil, coffer.InvalidField("settings", "settings: "+err.Error())
 		}
 	}
-	s := &tenant.Settings{AdminSecrets: w.AdminSecrets, PresignKey: w.PresignKey, UnauthorizedRole: w.UnauthorizedRole}
-	if w.JWT != "" {
-		if !json.Valid([]byte(w.JWT)) {
+	s := &tenant.Settings{AdminSecrets: w.GetAdminSecrets(), PresignKey: w.GetPresignKey(), UnauthorizedRole: w.GetUnauthorizedRole()}
+	if j := w.GetJwt(); j != "" {
+		if !json.Valid([]byte(j)) {
 			return nil, coffer.InvalidField("settings.jwt", "settings.jwt: not a JSON document (the same as --jwt-secret)")
 		}
-		s.JWT = json.RawMessage(w.JWT)
+		s.JWT = json.RawMessage(j)
 	}
-	if st := w.Storage; st != nil {
-		s.Storage = tenant.Storage{Kind: st.Kind, Endpoint: st.Endpoint, Region: st.Region, Bucket: st.Bucket, Prefix: st.Prefix,
-			AccessKeyID: st.AccessKeyID, SecretAccessKey: st.SecretAccessKey, PathStyle: st.PathStyle}
+	if st := w.GetStorage(); st != nil {
+		s.Storage = tenant.Storage{Kind: st.GetKind(), Endpoint: st.GetEndpoint(), Region: st.GetRegion(), Bucket: st.GetBucket(),
+			Prefix: st.GetPrefix(), AccessKeyID: st.GetAccessKeyId(), SecretAccessKey: st.GetSecretAccessKey(), PathStyle: st.GetPathStyle()}
 	}
-	if l := w.Limits; l != nil {
-		s.Limits = tenant.Limits{RequestsPerSecond: l.RequestsPerSecond, Burst: l.Burst, UserRequestsPerSecond: l.UserRequestsPerSecond,
-			UserBurst: l.UserBurst, BytesPerSecond: int64(l.BytesPerSecond), ImageConcurrency: l.ImageConcurrency}
+	if l := w.GetLimits(); l != nil {
+		s.Limits = tenant.Limits{RequestsPerSecond: l.GetRequestsPerSecond(), Burst: int(l.GetBurst()),
+			UserRequestsPerSecond: l.GetUserRequestsPerSecond(), UserBurst: int(l.GetUserBurst()),
+			BytesPerSecond: int64(l.GetBytesPerSecond()), ImageConcurrency: int(l.GetImageConcurrency())}
 	}
 	return s, nil
 }
@@ -85,16 +57,16 @@ func toWire(stored []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := s.Redacted()
-	w := wireSettings{AdminSecretsCount: r.AdminSecrets.Count, PresignKeySet: r.PresignKey.Set, UnauthorizedRole: r.UnauthorizedRole,
-		Storage: &wireStorage{Kind: r.Storage.Kind, Endpoint: r.Storage.Endpoint, Region: r.Storage.Region, Bucket: r.Storage.Bucket,
-			Prefix: r.Storage.Prefix, AccessKeyID: r.Storage.AccessKeyID, SecretAccessKeySet: r.Storage.SecretAccessKey.Set, PathStyle: r.Storage.PathStyle},
-		Limits: &wireLimits{RequestsPerSecond: s.Limits.RequestsPerSecond, Burst: s.Limits.Burst, UserRequestsPerSecond: s.Limits.UserRequestsPerSecond,
-			UserBurst: s.Limits.UserBurst, BytesPerSecond: float64(s.Limits.BytesPerSecond), ImageConcurrency: s.Limits.ImageConcurrency}}
-	if len(r.JWT) > 0 {
-		w.JWT = string(r.JWT)
-	}
-	return json.Marshal(w)
+	r, l := s.Redacted(), s.Limits
+	w := &adminv1.TenantSettings{AdminSecretsCount: int32(r.AdminSecrets.Count), PresignKeySet: r.PresignKey.Set,
+		UnauthorizedRole: r.UnauthorizedRole, Jwt: string(r.JWT),
+		Storage: &adminv1.TenantStorage{Kind: r.Storage.Kind, Endpoint: r.Storage.Endpoint, Region: r.Storage.Region,
+			Bucket: r.Storage.Bucket, Prefix: r.Storage.Prefix, AccessKeyId: r.Storage.AccessKeyID,
+			SecretAccessKeySet: r.Storage.SecretAccessKey.Set, PathStyle: r.Storage.PathStyle},
+		Limits: &adminv1.TenantLimits{RequestsPerSecond: l.RequestsPerSecond, Burst: int32(l.Burst),
+			UserRequestsPerSecond: l.UserRequestsPerSecond, UserBurst: int32(l.UserBurst),
+			BytesPerSecond: float64(l.BytesPerSecond), ImageConcurrency: int32(l.ImageConcurrency)}}
+	return protojson.Marshal(w)
 }
 
 // prepare validates written settings for tenant id, keeps the stored secrets the
