@@ -155,4 +155,6 @@ type EdgePolicy struct {
 type PurgeWebhook struct {
 	URL    string `json:"url"`
 	Secret string `json:"secret,omitempty"` // sealed once stored; never answered
+	// SecretSet is set in answers when there is a secret; ignored on input.
+	SecretSet bool `json:"secretSet,omitempty"`
 }
