@@ -53,6 +53,9 @@ func (s *Main) buildHTTP() error {
 		s.parts.HTTP(&hcfg)
 	}
 	s.hcfg = hcfg
+	if err := s.buildSites(context.Background()); err != nil {
+		return err
+	}
 	h, err := hasura.New(hcfg, s.svc, s.authn, signer, s.log)
 	if err != nil {
 		return err
@@ -81,6 +84,9 @@ func (s *Main) buildHTTP() error {
 	var handler http.Handler = router
 	if s.tenancy != nil {
 		s.tenancy.def, handler = router, tenantRouter{s.tenancy}
+	}
+	if s.sites != nil {
+		handler = siteFront{st: s.sites, next: handler}
 	}
 	// Slow clients: headers must arrive within 10 s; bodies are read and responses
 	// written under per-request deadlines that the faces set and extends as bytes move.
@@ -207,6 +213,9 @@ func (s *Main) Run(ctx context.Context) error {
 	}
 	if tn := s.tenancy; tn != nil {
 		s.bg.Go(func() { tn.run(sweepCtx, tenantRefresh, s.cfg.SweepInterval) })
+	}
+	if st := s.sites; st != nil {
+		s.bg.Go(func() { st.run(sweepCtx) })
 	}
 	s.webhooksDone = s.runWebhooks(sweepCtx)
 	errc := make(chan error, 4)
