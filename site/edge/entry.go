@@ -100,6 +100,7 @@ func (s *sieve) victim() *entry {
 			h = s.tail
 		}
 	}
+	s.hand = h // remove(h) moves it on toward the head
 	return h
 }
 

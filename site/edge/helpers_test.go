@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -144,10 +145,12 @@ func (f *fakeOrigin) Fetch(_ context.Context, key, _ string, _ time.Time) (*site
 
 var errBoom = errors.New("boom")
 
-// diskBodies sums the sizes of the body files (committed and partial) in dir.
+// diskBodies sums the sizes of the body files (committed and partial) in dir,
+// each inode once.
 func diskBodies(t testing.TB, dir string) int64 {
 	t.Helper()
 	var n int64
+	seen := map[uint64]bool{}
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) {
@@ -159,7 +162,11 @@ func diskBodies(t testing.TB, dir string) int64 {
 			return nil
 		}
 		if fi, err := d.Info(); err == nil {
-			n += fi.Size()
+			ino := fi.Sys().(*syscall.Stat_t).Ino
+			if !seen[ino] {
+				seen[ino] = true
+				n += fi.Size()
+			}
 		}
 		return nil
 	})

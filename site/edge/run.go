@@ -28,6 +28,7 @@ func (c *Cache) run(fl *flight, req site.EdgeRequest, stale *entry, inm string, 
 	}
 	switch f.Status {
 	case http.StatusOK:
+		c.breakers.success(id) // a broken body counts as a failure again
 		c.received(fl, req, f)
 	case http.StatusNotModified:
 		c.breakers.success(id)
