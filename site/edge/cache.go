@@ -119,7 +119,7 @@ func (c *Cache) Get(ctx context.Context, req site.EdgeRequest) (*site.Object, er
 	} else {
 		c.mu.RUnlock()
 	}
-	return c.slow(ctx, req, key)
+	return c.slow(ctx, req, key, 0)
 }
 
 // open opens e's body for a client. Callers hold c.mu (read or write), so e's

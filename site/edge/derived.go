@@ -21,6 +21,17 @@ const derivedTTL = 100 * 365 * 24 * time.Hour
 // to write, fails its readers and is not kept; the serving layer then answers
 // with the identity encoding.
 func (c *Cache) Derived(ctx context.Context, req site.DerivedRequest) (*site.Object, error) {
+	obj, err := c.derived(ctx, req)
+	for tries := 0; errors.Is(err, errGone) && tries < 3; tries++ {
+		obj, err = c.derived(ctx, req)
+	}
+	if errors.Is(err, errGone) {
+		return nil, unavailable(err)
+	}
+	return obj, err
+}
+
+func (c *Cache) derived(ctx context.Context, req site.DerivedRequest) (*site.Object, error) {
 	if req.Make == nil || req.Variant == "" || req.SourceETag == "" {
 		return nil, coffer.Errorf(coffer.EINVALID, "edge: a derived request needs Make, Variant and SourceETag")
 	}

@@ -3,6 +3,7 @@ package edge
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"sync"
 	"time"
 
@@ -54,7 +55,10 @@ func (fl *flight) take() *site.Fetched {
 
 // slow answers a request the read-locked fast path could not: a stale entry, a
 // miss, an expired negative entry.
-func (c *Cache) slow(ctx context.Context, req site.EdgeRequest, key string) (*site.Object, error) {
+//
+// tries counts the times a request joined a fill that was committed and then
+// evicted or purged before it could open it; it is asked again, a few times.
+func (c *Cache) slow(ctx context.Context, req site.EdgeRequest, key string, tries int) (*site.Object, error) {
 	now := c.cfg.now()
 	c.mu.Lock()
 	e := c.entries[key]
@@ -93,7 +97,14 @@ func (c *Cache) slow(ctx context.Context, req site.EdgeRequest, key string) (*si
 		fl, creator = c.start(req, key, e, true), true
 	}
 	c.mu.Unlock()
-	return c.await(ctx, req, fl, e, creator)
+	obj, err := c.await(ctx, req, fl, e, creator)
+	if errors.Is(err, errGone) {
+		if tries < 3 {
+			return c.slow(ctx, req, key, tries+1)
+		}
+		return nil, unavailable(err)
+	}
+	return obj, err
 }
 
 // start launches a flight for key; stale is the entry to revalidate (nil: a
@@ -153,6 +164,9 @@ func (c *Cache) await(ctx context.Context, req site.EdgeRequest, fl *flight, sta
 // follow answers with a reader following fl's fill.
 func (c *Cache) follow(fl *flight) (*site.Object, error) {
 	r, err := fl.fill.reader()
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, errGone
+	}
 	if err != nil {
 		return nil, unavailable(err)
 	}
@@ -193,6 +207,10 @@ func (c *Cache) settle(fl *flight, out outcome, err error) {
 	}
 	close(fl.ready)
 }
+
+// errGone: a fill was committed, then evicted or purged, before a request that
+// joined it opened it.
+var errGone = errors.New("edge: the object went before it could be opened")
 
 // errBreakerOpen fails fetches from an origin whose circuit breaker is open.
 var errBreakerOpen = errors.New("edge: the origin's circuit breaker is open")
