@@ -144,10 +144,13 @@ func s3Header(st minio.ObjectInfo) http.Header {
 	if !st.LastModified.IsZero() {
 		h.Set("Last-Modified", st.LastModified.UTC().Format(http.TimeFormat))
 	}
-	for _, k := range []string{"Content-Type", "Cache-Control", "Content-Encoding", "Surrogate-Key"} {
+	for _, k := range []string{"Content-Type", "Cache-Control", "Surrogate-Key"} {
 		if v := st.Metadata.Get(k); v != "" {
 			h.Set(k, v)
 		}
+	}
+	if v := contentEncoding(st.Metadata.Get("Content-Encoding")); v != "" {
+		h.Set("Content-Encoding", v)
 	}
 	if v := st.UserMetadata["Surrogate-Key"]; v != "" && h.Get("Surrogate-Key") == "" {
 		h.Set("Surrogate-Key", v)
@@ -156,6 +159,18 @@ func s3Header(st minio.ObjectInfo) http.Header {
 		h.Set("Content-Type", st.ContentType)
 	}
 	return h
+}
+
+// contentEncoding drops "aws-chunked", the upload's transfer framing some S3
+// servers keep in an object's Content-Encoding: the stored bytes are not in it.
+func contentEncoding(v string) string {
+	var out []string
+	for _, e := range strings.Split(v, ",") {
+		if e = strings.TrimSpace(e); e != "" && !strings.EqualFold(e, "aws-chunked") {
+			out = append(out, e)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 var _ io.ReadCloser = (*minio.Object)(nil)
