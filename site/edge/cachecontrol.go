@@ -82,19 +82,14 @@ func (cc *cacheControl) apply(name, arg string) {
 	}
 }
 
-// seconds reads delta-seconds: digits only, capped; -1 and false when malformed.
+// seconds reads delta-seconds: digits only, capped at maxDirectiveSeconds;
+// -1 and false when malformed.
 func seconds(s string) (time.Duration, bool) {
-	if s == "" || len(s) > 19 {
-		if len(s) > 19 && strings.Trim(s, "0123456789") == "" {
-			return maxDirectiveSeconds * time.Second, true
-		}
+	if s == "" || strings.Trim(s, "0123456789") != "" {
 		return -1, false
 	}
-	n, err := strconv.ParseUint(s, 10, 63)
-	if err != nil {
-		return -1, false
-	}
-	if n > maxDirectiveSeconds {
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || n > maxDirectiveSeconds { // only ErrRange: too many digits
 		n = maxDirectiveSeconds
 	}
 	return time.Duration(n) * time.Second, true
