@@ -21,6 +21,7 @@ type collector struct {
 	*httptest.Server
 	failing  atomic.Bool
 	failures atomic.Int64
+	lose     atomic.Int64 // answers to lose: the records are taken, the answer is a 502
 	mu       sync.Mutex
 	got      map[string]int
 	bad      []string // protocol faults seen
@@ -53,6 +54,10 @@ func (c *collector) serve(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		c.got[rec.RequestID]++
+	}
+	if c.lose.Add(-1) >= 0 {
+		w.WriteHeader(http.StatusBadGateway) // as a proxy whose upstream took the batch and then failed
+		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }
@@ -148,5 +153,20 @@ func TestShipSkipsDeletedFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, cursorName)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestShipAtLeastOnce: a collector that takes a batch but whose answer is lost gets
+// it again; nothing is lost, and request_id tells the copies apart.
+func TestShipAtLeastOnce(t *testing.T) {
+	c := newCollector(t)
+	c.lose.Store(1)
+	l := shipLog(t, t.TempDir(), c, 1<<20)
+	writeRecs(l, records(time.Now().UTC(), "once", 20))
+	waitFor(t, "the 20 records", func() bool { d, _ := c.counts(); return d == 20 })
+	waitFor(t, "the acknowledgement", func() bool { return l.Stats().Shipped >= 20 })
+	if d, total := c.counts(); total <= d || l.Stats().ShipFailures != 1 {
+		t.Fatalf("%d receptions of %d records, %d failures: the batch whose answer was lost was not resent",
+			total, d, l.Stats().ShipFailures)
 	}
 }

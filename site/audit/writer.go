@@ -98,12 +98,16 @@ func (w *writer) drain() {
 	}
 }
 
-// write appends r to audit.log, rotating first when it would pass MaxFileBytes.
+// write appends r to audit.log, rotating first when it would pass MaxFileBytes; a
+// record without a time gets the time it is written.
 // While the file is failing, records are dropped until the next retry.
 func (w *writer) write(r *Record) {
 	if w.f == nil && !w.reopen() {
 		w.l.counters.dropped.Add(1)
 		return
+	}
+	if r.Time.IsZero() {
+		r.Time = now()
 	}
 	w.line = appendRecord(w.line[:0], r)
 	if w.size > 0 && w.size+int64(len(w.line)) > w.l.cfg.MaxFileBytes {
