@@ -27,9 +27,8 @@ const (
 // ".zst" or ".gz") of the same target when there is one, else a copy derived
 // through the edge cache (made once per source version). nil: none to be had;
 // the caller answers with identity.
-func (h *Handler) compressed(ctx context.Context, req *Request, rt *CompiledRoute, p, key string, obj *Object, enc encoding) *Object {
-	scope := req.Site.Scope
-	sib, err := h.open(ctx, req.Buckets, scope, rt, p+suffixes[enc], key+suffixes[enc])
+func (h *Handler) compressed(ctx context.Context, buckets Buckets, scope string, rt *CompiledRoute, p, key string, obj *Object, enc encoding) *Object {
+	sib, err := h.open(ctx, buckets, scope, rt, p+suffixes[enc], key+suffixes[enc])
 	if err == nil && (sib.Encoding == "" || sib.Encoding == codingNames[enc]) {
 		sib.ETag = variantETag(cmpOr(sib.ETag, obj.ETag), enc)
 		return sib
@@ -43,7 +42,7 @@ func (h *Handler) compressed(ctx context.Context, req *Request, rt *CompiledRout
 	}
 	d, err := h.cfg.Edge.Derived(ctx, DerivedRequest{
 		Scope: scope, Path: p, Variant: codingNames[enc], SourceETag: src, Tags: rt.Tags, Type: obj.Type,
-		Make: h.maker(req.Buckets, scope, rt, p, key, src, enc),
+		Make: h.maker(buckets, scope, rt, p, key, src, enc),
 	})
 	if err != nil {
 		h.cfg.Log.Warn("site: compressing", "scope", scope, "path", p, "coding", codingNames[enc], "err", err)

@@ -76,7 +76,7 @@ type exchange struct {
 	h      *Handler
 	w      *countingWriter
 	r      *http.Request
-	req    *Request
+	req    Request
 	path   string // the clean request path ("" until known)
 	target string
 	cache  CacheStatus
@@ -89,7 +89,7 @@ func (h *Handler) Serve(w http.ResponseWriter, r *http.Request, req Request) {
 	start := h.cfg.Now()
 	cw := h.writers.Get().(*countingWriter)
 	cw.reset(w)
-	x := exchange{h: h, w: cw, r: r, req: &req, cache: CacheBypass}
+	x := exchange{h: h, w: cw, r: r, req: req, cache: CacheBypass}
 	x.serve()
 	h.record(&x, start)
 	cw.reset(nil)
@@ -153,12 +153,17 @@ func docPath(p string, rt *CompiledRoute) string {
 	return p
 }
 
-// open opens key of the route's target: a bucket file of buckets, or an
-// upstream object through the edge cache under scope and the request path p.
+// open opens key of the route's target: a bucket file of buckets (EINVALID for
+// a key coffer.CleanName would not keep as it is: invisible or bidirectional
+// characters, a name not in NFC), or an upstream object through the edge cache
+// under scope and the request path p.
 func (h *Handler) open(ctx context.Context, buckets Buckets, scope string, rt *CompiledRoute, p, key string) (*Object, error) {
 	if b := rt.Route.Target.Bucket; b != nil {
 		if buckets == nil {
 			return nil, coffer.Errorf(coffer.EUNAVAILABLE, "site: no bucket source")
+		}
+		if c, err := coffer.CleanName(key); err != nil || c != key {
+			return nil, coffer.Errorf(coffer.EINVALID, "site: %q is not a file name", key)
 		}
 		return buckets.Open(ctx, b.ID, key)
 	}

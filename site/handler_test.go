@@ -72,6 +72,20 @@ func brotliOf(b []byte) []byte {
 	return buf.Bytes()
 }
 
+// compileDoc parses and compiles doc for tenant t1.
+func compileDoc(t testing.TB, doc string) *Compiled {
+	t.Helper()
+	s, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compile(s, "t1", memOrigins{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // harness is a site served over loopback.
 type harness struct {
 	srv     *httptest.Server
@@ -86,14 +100,7 @@ type harness struct {
 // "http:http://origin.test/v1/|users".
 func newHarness(t testing.TB, doc string) *harness {
 	t.Helper()
-	s, err := Parse([]byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := Compile(s, "t1", memOrigins{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := compileDoc(t, doc)
 	x := &harness{buckets: &memBuckets{files: testFiles()}, edge: &memEdge{objects: map[string]memFile{
 		"http:http://origin.test/v1/|users": {data: []byte(`[]`), typ: "application/json", etag: `"u1"`, tags: []string{"users"}, cc: "max-age=5"},
 	}}}
@@ -231,6 +238,7 @@ func TestServeHostilePaths(t *testing.T) {
 	for _, p := range []string{
 		"/../etc/passwd", "/%2e%2e/etc/passwd", "/a/%2E%2e/b", "/a%2Fb", "/a%2fb", "/a%00b", "/a\\b", "/a/%5c/b",
 		"/" + strings.Repeat("x", 1100), "/.", "/a/./b", "/a/..", "/%252e%252e/x", "/app/%2e%2e/%2e%2e/secret", "/a%0d%0aX:%20y",
+		"/a%E2%80%AEb.html", "/a%C2%85b", "/%ff.html",
 	} {
 		resp := x.raw(t, p)
 		if resp.StatusCode != 400 {
