@@ -238,15 +238,15 @@ func TestServeHostilePaths(t *testing.T) {
 	for _, p := range []string{
 		"/../etc/passwd", "/%2e%2e/etc/passwd", "/a/%2E%2e/b", "/a%2Fb", "/a%2fb", "/a%00b", "/a\\b", "/a/%5c/b",
 		"/" + strings.Repeat("x", 1100), "/.", "/a/./b", "/a/..", "/%252e%252e/x", "/app/%2e%2e/%2e%2e/secret", "/a%0d%0aX:%20y",
-		"/a%E2%80%AEb.html", "/a%C2%85b", "/%ff.html",
+		"/a%E2%80%AEb.html", "/a%C2%85b", "/%ff.html", "/api/../../x", "/api/%2e%2e/x", "/api/a%2F..%2F..%2Fx",
 	} {
 		resp := x.raw(t, p)
 		if resp.StatusCode != 400 {
 			t.Errorf("GET %s: %d, want 400", p, resp.StatusCode)
 		}
 	}
-	if len(x.buckets.opened) != 0 {
-		t.Errorf("hostile paths reached Buckets: %q", x.buckets.opened)
+	if len(x.buckets.opened) != 0 || len(x.edge.gets) != 0 {
+		t.Errorf("hostile paths reached Buckets %q or the edge %+v", x.buckets.opened, x.edge.gets)
 	}
 }
 
