@@ -8,7 +8,9 @@
 // Credentials are the /v1 API's, read by the same auth.Authenticator.Principal; the
 // service checks what each principal may do. TenantService (multi-tenancy's
 // management, over Config.Tenants) alone takes another credential, the platform
-// admin's secret (platform.go), and refuses every tenant's. Errors are coffer.Error
+// admin's secret (platform.go), and refuses every tenant's; SiteService (over
+// Config.Sites) is the face's tenant's admin's, and AuditService (over Config.Audit)
+// its admin's or the platform admin's (audit.go). Errors are coffer.Error
 // kinds mapped to Connect codes by one table (CodeOf); an EINVALID error that names
 // its field carries a google.rpc.BadRequest detail. The face holds no business logic:
 // each method converts the request to domain values (convert.go), calls one service
@@ -56,6 +58,16 @@ type Config struct {
 	// (Tenants nil): TenantService is the platform's, and refuses every call there
 	// with PERMISSION_DENIED rather than saying multi-tenancy is off.
 	TenantHost bool
+	// Tenant is the id of the tenant whose hosts this face serves ("" for the
+	// default tenant's, the platform's hosts): the tenant whose audit records its
+	// admin may read.
+	Tenant string
+	// Sites, when set, serves SiteService to the admin of the face's tenant; nil:
+	// every call is refused (FAILED_PRECONDITION).
+	Sites SiteAdmin
+	// Audit, when set, serves AuditService; nil: every call is refused
+	// (FAILED_PRECONDITION).
+	Audit AuditQuerier
 }
 
 // DefaultConfig returns the defaults: 2 MiB messages (a rules document may be 1 MiB,
@@ -101,7 +113,7 @@ const compressMinBytes = 1 << 10
 var services = []string{
 	adminv1connect.BucketServiceName, adminv1connect.FileServiceName, adminv1connect.RuleServiceName,
 	adminv1connect.WebhookServiceName, adminv1connect.OpsServiceName, adminv1connect.ServerServiceName,
-	adminv1connect.TenantServiceName,
+	adminv1connect.TenantServiceName, adminv1connect.SiteServiceName, adminv1connect.AuditServiceName,
 }
 
 // New returns the face over svc; node reports the server's own state and presign
@@ -124,6 +136,8 @@ func New(cfg Config, svc Service, node Node, presign Presigner, authn *auth.Auth
 	h.handle(adminv1connect.NewOpsServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewServerServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewTenantServiceHandler(srv, opts, connect.WithInterceptors(platformInterceptor{h})))
+	h.handle(adminv1connect.NewSiteServiceHandler(srv, opts))
+	h.handle(adminv1connect.NewAuditServiceHandler(srv, opts))
 	h.handleReflection(opts)
 	h.handle(grpchealth.NewHandler(health{svc}, opts))
 	h.frame = &httpserve.Frame{Routes: h.routes, Encode: encodeError, IDs: httpserve.NewIDs(), Log: log,
@@ -237,7 +251,7 @@ func (hc health) Check(ctx context.Context, req *grpchealth.CheckRequest) (*grpc
 	return &grpchealth.CheckResponse{Status: grpchealth.StatusServing}, nil
 }
 
-// server implements the contract's seven service handlers over the face's services.
+// server implements the contract's nine service handlers over the face's services.
 type server struct{ h *Handler }
 
 var (
@@ -248,4 +262,6 @@ var (
 	_ adminv1connect.OpsServiceHandler     = (*server)(nil)
 	_ adminv1connect.ServerServiceHandler  = (*server)(nil)
 	_ adminv1connect.TenantServiceHandler  = (*server)(nil)
+	_ adminv1connect.SiteServiceHandler    = (*server)(nil)
+	_ adminv1connect.AuditServiceHandler   = (*server)(nil)
 )

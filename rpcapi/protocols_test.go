@@ -55,7 +55,8 @@ func TestReflectionAndHealth(t *testing.T) {
 	_, _ = stream.Close()
 	for _, want := range []string{adminv1connect.BucketServiceName, adminv1connect.FileServiceName, adminv1connect.RuleServiceName,
 		adminv1connect.WebhookServiceName, adminv1connect.OpsServiceName, adminv1connect.ServerServiceName,
-		adminv1connect.TenantServiceName, grpchealth.HealthV1ServiceName} {
+		adminv1connect.TenantServiceName, adminv1connect.SiteServiceName, adminv1connect.AuditServiceName,
+		grpchealth.HealthV1ServiceName} {
 		found := false
 		for _, n := range names {
 			found = found || string(n) == want

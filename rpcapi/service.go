@@ -7,6 +7,8 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/service"
+	"github.com/coffer/coffer/site"
+	"github.com/coffer/coffer/site/audit"
 )
 
 // The face consumes the use cases through the small interfaces below, declared here
@@ -154,4 +156,65 @@ type TenantUsage struct {
 	Stored      coffer.Usage
 	ServedBytes int64 // bytes of content sent to the tenant's clients
 	Requests    int64 // requests answered for the tenant
+}
+
+// SiteAdmin manages the sites of the tenant a face serves (SiteService): app
+// implements it over meta.Sites and package site, which validates and prepares
+// documents (secrets sealed, write-only secrets left empty in an update keeping their
+// stored values). The face admits only that tenant's admin, so implementations check
+// no credentials.
+//
+// A document is a site.Site in JSON (the protojson encoding of adminv1.Site, which
+// mirrors it): those passed in never hold the output-only fields (createdAt,
+// updatedAt, secretAccessKeySet, secretSet); those returned may hold secrets, clear
+// or sealed, which the face drops, setting the output-only flags from what it dropped.
+type SiteAdmin interface {
+	// CreateSite stores doc and returns it as stored. ECONFLICT if the id or a host
+	// is taken (naming it); EINVALID for a bad document (the field named).
+	CreateSite(ctx context.Context, doc []byte) ([]byte, error)
+	// GetSite returns ENOTFOUND if the tenant has no such site.
+	GetSite(ctx context.Context, id string) ([]byte, error)
+	// ListSites returns the tenant's sites ordered by id.
+	ListSites(ctx context.Context) ([][]byte, error)
+	// UpdateSite replaces site id's document with doc (whose id is id) and returns
+	// it as stored. ENOTFOUND if missing; ECONFLICT and EINVALID as CreateSite.
+	UpdateSite(ctx context.Context, id string, doc []byte) ([]byte, error)
+	// DeleteSite removes the site; ENOTFOUND if missing.
+	DeleteSite(ctx context.Context, id string) error
+	// PurgeSite drops what p names from the site's cached content on this node and
+	// sends it to the others; removed counts this node's entries, broadcast says
+	// whether it was sent. ENOTFOUND if the site is missing.
+	PurgeSite(ctx context.Context, id string, p site.Purge) (removed int, broadcast bool, err error)
+	// SiteStats returns what this node served for the site since it started.
+	// ENOTFOUND if the site is missing.
+	SiteStats(ctx context.Context, id string) (SiteStats, error)
+}
+
+// SiteStats are a site's counters on one node: requests and body bytes, and the
+// requests by cache outcome (audit.Record's Cache).
+type SiteStats struct {
+	Requests, Bytes                          int64
+	Hits, Misses, Stale, Revalidated, Bypass int64
+}
+
+// AuditQuerier reads the audit log of the requests sites served (AuditService):
+// app implements it over package site/audit. The face has checked who may read
+// tenant's records.
+type AuditQuerier interface {
+	// QueryAudit returns tenant's records ("" the default tenant's) that match f, at
+	// most f.Limit, in time order.
+	QueryAudit(ctx context.Context, tenant string, f AuditFilter) ([]audit.Record, error)
+}
+
+// AuditFilter selects audit records; a zero field matches any. The face has
+// checked it: Limit is 1 to maxAuditLimit, Status 0 or 100 to 599, Cache "" or an
+// upper-case outcome, Since not after Until when both are set.
+type AuditFilter struct {
+	Site, Host string
+	// Path is a glob of the request's path: "*" matches any characters ("/assets/*").
+	Path         string
+	Since, Until time.Time // Since inclusive, Until exclusive; zero: unbounded
+	Status       int
+	Cache        string // HIT MISS STALE REVALIDATED BYPASS
+	Limit        int
 }

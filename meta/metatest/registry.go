@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/coffer/coffer"
 )
@@ -61,13 +62,25 @@ func testRegistry(t *testing.T, s Shared) {
 // checkTenant compares every field of got with want.
 func checkTenant(t *testing.T, got, want *coffer.Tenant) {
 	t.Helper()
+	checkRow(t, "tenant "+want.ID, got, want, func(tn *coffer.Tenant) []*time.Time {
+		return []*time.Time{&tn.CreatedAt, &tn.UpdatedAt}
+	})
+}
+
+// checkRow compares every field of got with want, the times that times points at
+// with Equal (a time read back may differ in its location's representation).
+func checkRow[T any](t *testing.T, what string, got, want *T, times func(*T) []*time.Time) {
+	t.Helper()
 	g, w := *got, *want
-	if !g.CreatedAt.Equal(w.CreatedAt) || !g.UpdatedAt.Equal(w.UpdatedAt) {
-		t.Errorf("tenant %s times %v/%v, want %v/%v", w.ID, g.CreatedAt, g.UpdatedAt, w.CreatedAt, w.UpdatedAt)
+	gt, wt := times(&g), times(&w)
+	for i := range gt {
+		if !gt[i].Equal(*wt[i]) {
+			t.Errorf("%s: time %d = %v, want %v", what, i, *gt[i], *wt[i])
+		}
+		*gt[i] = *wt[i]
 	}
-	g.CreatedAt, g.UpdatedAt = w.CreatedAt, w.UpdatedAt
 	if !reflect.DeepEqual(g, w) {
-		t.Errorf("tenant = %+v\nwant     %+v", g, w)
+		t.Errorf("%s = %+v\nwant %+v", what, g, w)
 	}
 }
 

@@ -16,6 +16,10 @@ var migrations embed.FS
 // migrateLock is the advisory lock key held while migrating ("coffer" in ASCII).
 const migrateLock int64 = 0x636f66666572
 
+// hostLock is the advisory lock key held by a transaction that gives host names to
+// a tenant or a site ("cofhost" in ASCII): hosts are unique across two tables.
+const hostLock int64 = 0x636f66686f7374
+
 // PostgreSQL error codes mapped to domain errors.
 const (
 	uniqueViolation     = "23505"
@@ -63,6 +67,7 @@ func newDialect() *sqlcore.Dialect {
 		MigrationsTable: `CREATE TABLE IF NOT EXISTS schema_migrations (
 			version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)`,
 		MigrateLock: `SELECT pg_advisory_xact_lock(` + strconv.FormatInt(migrateLock, 10) + `)`,
+		HostLock:    `SELECT pg_advisory_xact_lock(` + strconv.FormatInt(hostLock, 10) + `)`,
 		Claim:       claim,
 		Redeliver:   redeliver,
 	}

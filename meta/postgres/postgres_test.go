@@ -25,13 +25,16 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// migrated opens and migrates a store in a fresh schema of base.
+func migrated(t *testing.T, base string) *postgres.Store {
+	s := open(t, freshSchema(t, base))
+	metatest.Migrated(t, s)
+	return s
+}
+
 func TestTenants(t *testing.T) {
 	base := databaseURL(t)
-	metatest.RunTenants(t, func(t *testing.T) metatest.Shared {
-		s := open(t, freshSchema(t, base))
-		metatest.Migrated(t, s)
-		return s
-	})
+	metatest.RunTenants(t, func(t *testing.T) metatest.Shared { return migrated(t, base) })
 }
 
 func TestMigrateConcurrent(t *testing.T) {
@@ -96,4 +99,9 @@ func BenchmarkUploadWritesTenant(b *testing.B) {
 			metatest.BenchUploadWritesTenant(b, openBench(b, base, "pool_max_conns=4"), bc.quota)
 		})
 	}
+}
+
+func TestSites(t *testing.T) {
+	base := databaseURL(t)
+	metatest.RunSites(t, func(t *testing.T) metatest.SiteStore { return migrated(t, base) })
 }

@@ -20,12 +20,15 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// migrated opens and migrates a store in a new file.
+func migrated(t *testing.T) *sqlite.Store {
+	s := open(t, filepath.Join(t.TempDir(), "coffer.db"))
+	metatest.Migrated(t, s)
+	return s
+}
+
 func TestTenants(t *testing.T) {
-	metatest.RunTenants(t, func(t *testing.T) metatest.Shared {
-		s := open(t, filepath.Join(t.TempDir(), "coffer.db"))
-		metatest.Migrated(t, s)
-		return s
-	})
+	metatest.RunTenants(t, func(t *testing.T) metatest.Shared { return migrated(t) })
 }
 
 func TestMigrateConcurrent(t *testing.T) {
@@ -64,4 +67,8 @@ func Example() {
 	if err := s.Migrate(ctx); err != nil { // once at start; safe to run concurrently
 		panic(err)
 	}
+}
+
+func TestSites(t *testing.T) {
+	metatest.RunSites(t, func(t *testing.T) metatest.SiteStore { return migrated(t) })
 }

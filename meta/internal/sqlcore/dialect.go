@@ -12,7 +12,7 @@ import (
 )
 
 // Dialect is what differs between SQL engines. Every function field must be set;
-// ForUpdate, KeyShare and MigrateLock may be "".
+// ForUpdate, KeyShare, MigrateLock and HostLock may be "".
 type Dialect struct {
 	// Name is the engine's name, in error messages ("migrate sqlite").
 	Name string
@@ -58,6 +58,10 @@ type Dialect struct {
 	Migrations      fs.FS
 	MigrationsTable string
 	MigrateLock     string
+	// HostLock, when not "", runs first in every transaction that gives host names
+	// to a tenant or a site, so that two of them cannot each check the other's table
+	// and both take one host (an engine that serialises writers needs none).
+	HostLock string
 
 	// Claim and Redeliver are the webhook queries whose locking is engine-specific;
 	// see meta.Outbox for their contract. They may return unmapped errors. Claim works

@@ -10,7 +10,7 @@ import (
 // file rows, up to limit upload intents and up to limit rejections, in one
 // transaction, returning the blob keys of the files and intents removed; once none of
 // those is left, the rest (buckets, rules, subscriptions with their deliveries and
-// events, usage, hosts, the tenant row) in one more, reporting done. Every batch
+// events, usage, sites with their hosts, hosts, the tenant row) in one more, reporting done. Every batch
 // commits on its own, so a crash at any point loses at most the blob keys of one
 // batch (orphans, which the sweeper finds) and a later call carries on. Deleting files
 // sends no webhook event: the tenant is going away. The usage trigger keeps the
@@ -91,8 +91,8 @@ func (s *Store) purgeRejections(ctx context.Context, tx Querier, limit int) (boo
 }
 
 // purgeRest deletes what is left of the tenant once it has no file, intent or
-// rejection: deliveries, events, subscriptions, buckets, rules, usage, and the tenant
-// with its hosts.
+// rejection: deliveries, events, subscriptions, buckets, rules, usage, sites with their
+// hosts, and the tenant with its hosts.
 func (s *Store) purgeRest(ctx context.Context, tx Querier) error {
 	for _, q := range []string{
 		`DELETE FROM webhook_deliveries WHERE tenant_id = ?`,
@@ -101,6 +101,8 @@ func (s *Store) purgeRest(ctx context.Context, tx Querier) error {
 		`DELETE FROM buckets WHERE tenant_id = ?`,
 		`DELETE FROM rules WHERE tenant_id = ?`,
 		`DELETE FROM tenant_usage WHERE tenant_id = ?`,
+		`DELETE FROM site_hosts WHERE tenant_id = ?`,
+		`DELETE FROM sites WHERE tenant_id = ?`,
 		`DELETE FROM tenant_hosts WHERE tenant_id = ?`,
 		`DELETE FROM tenants WHERE id = ?`,
 	} {

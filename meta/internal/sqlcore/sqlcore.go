@@ -56,8 +56,8 @@ type DB interface {
 	Ping(ctx context.Context) error
 }
 
-// Store implements meta.Store, meta.Outbox, meta.Rejections, meta.Usage and
-// meta.Tenants over db in dialect d, for one tenant: every statement binds tenant_id
+// Store implements meta.Store, meta.Outbox, meta.Rejections, meta.Usage, meta.Sites,
+// meta.Tenants and meta.SiteRegistry over db in dialect d, for one tenant: every statement binds tenant_id
 // (New's store is the default tenant's; ForTenant returns another tenant's view over the
 // same connections). It is safe for concurrent use. Ping and Close are the engine
 // package's.
@@ -129,17 +129,20 @@ type Engine interface {
 	Scoped
 	meta.Tenanted
 	meta.Tenants
+	meta.SiteRegistry
 	// Migrate applies pending migrations; see Store.Migrate.
 	Migrate(ctx context.Context) error
 }
 
 var (
-	_ meta.Outbox     = (*Store)(nil)
-	_ meta.Rejections = (*Store)(nil)
-	_ meta.Usage      = (*Store)(nil)
-	_ meta.Tenants    = (*Store)(nil)
-	_ meta.Tenanted   = (*Store)(nil)
-	_ Scoped          = view{}
+	_ meta.Outbox       = (*Store)(nil)
+	_ meta.Rejections   = (*Store)(nil)
+	_ meta.Usage        = (*Store)(nil)
+	_ meta.Tenants      = (*Store)(nil)
+	_ meta.Tenanted     = (*Store)(nil)
+	_ meta.Sites        = (*Store)(nil)
+	_ meta.SiteRegistry = (*Store)(nil)
+	_ Scoped            = view{}
 )
 
 // IsNoRows reports whether err says a query returned no row.

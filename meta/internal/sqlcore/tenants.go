@@ -8,13 +8,14 @@ import (
 	"github.com/coffer/coffer/meta"
 )
 
-// Scoped is what one tenant's view offers: the store, its outbox, rejections and usage,
-// and nothing of the registry.
+// Scoped is what one tenant's view offers: the store, its outbox, rejections, usage
+// and sites, and nothing of the registries.
 type Scoped interface {
 	meta.Store
 	meta.Outbox
 	meta.Rejections
 	meta.Usage
+	meta.Sites
 }
 
 // view hides every method of a *Store but Scoped's.
@@ -126,18 +127,13 @@ func uniqueHosts(hosts []string) []string {
 }
 
 // insertHosts gives hosts to tenant id: ECONFLICT naming the first host another
-// tenant has.
+// tenant or a site has.
 func (s *Store) insertHosts(ctx context.Context, tx Querier, id string, hosts []string) error {
-	for _, h := range hosts {
-		_, err := tx.Exec(ctx, `INSERT INTO tenant_hosts (host, tenant_id) VALUES (?, ?)`, h, id)
-		if s.d.Unique(err) {
-			return coffer.Errorf(coffer.ECONFLICT, "host %q belongs to another tenant", h)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return s.takeHosts(ctx, tx, hosts, hostTable{
+		insert: `INSERT INTO tenant_hosts (host, tenant_id) VALUES (?, ?)`,
+		taken:  "belongs to another tenant",
+		other:  "site_hosts", otherTaken: "belongs to a site",
+	}, id)
 }
 
 // GetTenant returns ENOTFOUND if there is no such tenant.
