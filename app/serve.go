@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/api"
 	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/auth"
@@ -62,6 +63,10 @@ func (s *Main) buildHTTP() error {
 	}
 	rcfg := rpcapi.DefaultConfig()
 	rcfg.Version, rcfg.Metrics, rcfg.AccessLog = c.Version, hcfg.Metrics, hcfg.AccessLog
+	if st := s.sites; st != nil {
+		rcfg.Sites, rcfg.Audit = siteAdmin{st: st, tenant: coffer.DefaultTenantID}, auditQuerier{st}
+		st.registerMetrics(hcfg.Metrics)
+	}
 	s.rcfg = rcfg
 	if c.Tenants.On {
 		if s.tenancy, err = newTenancy(context.Background(), s, c.Tenants); err != nil {

@@ -7,7 +7,9 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/meta"
+	"github.com/coffer/coffer/rpcapi"
 	"github.com/coffer/coffer/site"
+	"github.com/coffer/coffer/site/audit"
 )
 
 // siteAdmin manages one tenant's sites (rpcapi.SiteAdmin): documents are checked
@@ -43,7 +45,7 @@ func (a siteAdmin) prepare(doc []byte, old *site.Site) (*site.Site, []byte, erro
 	if old != nil {
 		s.KeepSecrets(old)
 	}
-	if s.HasPlainSecrets() && a.st.sealer == nil {
+	if hasSecrets(s) && a.st.sealer == nil {
 		return nil, nil, coffer.Errorf(coffer.EINVALID, "site secrets (s3.secretAccessKey, purgeWebhooks.secret) need the server's --tenant-key to be sealed")
 	}
 	if a.st.sealer != nil {
@@ -54,11 +56,27 @@ func (a siteAdmin) prepare(doc []byte, old *site.Site) (*site.Site, []byte, erro
 	if err := a.checkHosts(s.Hosts); err != nil {
 		return nil, nil, err
 	}
-	if _, err := site.Compile(s, a.tenant, originFactory{a.st}); err != nil {
+	if _, err := site.Compile(s, a.tenant, originFactory{st: a.st, site: s.ID}); err != nil {
 		return nil, nil, err
 	}
 	stored, err := json.Marshal(s)
 	return s, stored, err
+}
+
+// hasSecrets reports whether s holds a secret (an S3 origin's key, a purge
+// webhook's), which only a server with --tenant-key can seal.
+func hasSecrets(s *site.Site) bool {
+	for _, r := range s.Routes {
+		if r.Target.S3 != nil && r.Target.S3.SecretAccessKey != "" {
+			return true
+		}
+	}
+	for _, h := range s.PurgeWebhooks {
+		if h.Secret != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // checkHosts refuses a host the default tenant answers on (--default-tenant-hosts).
@@ -200,4 +218,30 @@ func (st *sites) reloadNow(ctx context.Context) {
 		st.log.Warn("reading the sites failed; retrying", "err", err)
 		st.changed()
 	}
+}
+
+// SiteStats returns what this node served for the site since it started.
+func (a siteAdmin) SiteStats(ctx context.Context, id string) (rpcapi.SiteStats, error) {
+	if a.st.entry(a.tenant, id) == nil {
+		if _, err := a.GetSite(ctx, id); err != nil {
+			return rpcapi.SiteStats{}, err
+		}
+	}
+	s := a.st.handler.Stats(a.tenant + "/" + id)
+	out := rpcapi.SiteStats{Requests: s.Requests.Load(), Bytes: s.Bytes.Load(), Hits: s.Hits.Load(), Misses: s.Misses.Load(),
+		Stale: s.Stale.Load(), Revalidated: s.Revalidated.Load()}
+	out.Bypass = max(0, out.Requests-out.Hits-out.Misses-out.Stale-out.Revalidated)
+	return out, nil
+}
+
+// auditQuerier answers AuditService from this node's audit log (rpcapi.AuditQuerier).
+type auditQuerier struct{ st *sites }
+
+// QueryAudit implements rpcapi.AuditQuerier.
+func (q auditQuerier) QueryAudit(ctx context.Context, tenant string, f rpcapi.AuditFilter) ([]audit.Record, error) {
+	if q.st.audit == nil {
+		return nil, coffer.Errorf(coffer.EUNAVAILABLE, "the audit log is off on this server (--audit-dir -)")
+	}
+	return q.st.audit.Query(ctx, audit.Filter{Tenant: tenant, Site: f.Site, Host: f.Host, Since: f.Since, Until: f.Until,
+		Path: f.Path, Status: f.Status, Cache: f.Cache, Limit: f.Limit})
 }

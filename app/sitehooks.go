@@ -38,7 +38,11 @@ func (st *sites) tellWebhooks(e *siteEntry, p site.Purge) {
 	body, _ := json.Marshal(purgeNotice{Tenant: e.tenant, Site: e.row.ID, Hosts: e.row.Hosts, Paths: p.Paths,
 		Prefixes: p.Prefixes, Tags: p.Tags, Time: time.Now().UTC().Format(time.RFC3339)})
 	for _, h := range e.doc.PurgeWebhooks {
-		secret, err := st.openSecret(h.Secret, e.tenant, "purgeWebhooks.secret")
+		err := st.needSealer(h.Secret, "purgeWebhooks.secret")
+		secret := ""
+		if err == nil {
+			secret, err = h.OpenSecret(st.sealer, e.tenant, e.row.ID)
+		}
 		if err != nil {
 			st.log.Warn("purge webhook skipped: its secret cannot be opened", "site", e.row.ID, "err", err)
 			continue

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"time"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/internal/httpserve"
@@ -96,7 +97,8 @@ func (st *sites) buildAudit(c SitesConfig) error {
 		acfg.MaxTotalBytes = c.AuditSize
 	}
 	acfg.Collector.URL = c.AuditCollector
-	a, err := audit.New(acfg, st.client, st.log)
+	// The collector is the operator's (a flag), not a tenant's setting: no SSRF guard.
+	a, err := audit.New(acfg, &http.Client{Timeout: 30 * time.Second}, st.log)
 	if err != nil {
 		return err
 	}
@@ -113,8 +115,7 @@ func (st *sites) buildHandler() {
 	if h.Metrics != nil {
 		st.frame.Begin = h.Metrics.Begin
 	}
-	hcfg := site.DefaultHandlerConfig()
-	hcfg.Edge, hcfg.Log, hcfg.BeforeBody = st.edge, st.log, st.frame.AllowWrite
+	hcfg := site.HandlerConfig{Edge: st.edge, Log: st.log}
 	if st.audit != nil {
 		hcfg.Audit = st.audit.Write
 	}
@@ -143,21 +144,22 @@ func (st *sites) close(ctx context.Context) error {
 	return err
 }
 
-// openSecret opens a sealed secret of one of tenant's sites ("" stays "").
-func (st *sites) openSecret(sealed, tenantID, field string) (string, error) {
-	if sealed == "" {
-		return "", nil
+// needSealer returns an error naming field when a sealed secret is set and this
+// server has no --tenant-key to open it.
+func (st *sites) needSealer(sealed, field string) error {
+	if sealed != "" && st.sealer == nil {
+		return coffer.Errorf(coffer.EINVALID, "%s: sealed secrets need the server's --tenant-key", field)
 	}
-	if st.sealer == nil {
-		return "", coffer.Errorf(coffer.EINVALID, "%s: sealed secrets need --tenant-key", field)
-	}
-	return site.OpenSecret(st.sealer, sealed, tenantID, field)
+	return nil
 }
 
 // originFactory builds the upstream origins of sites (site.OriginFactory): HTTP
 // origins and S3 endpoints are dialed through the webhook SSRF guard, since a
 // site's targets are a tenant's settings.
-type originFactory struct{ st *sites }
+type originFactory struct {
+	st   *sites
+	site string // the site's id, which its sealed secrets are bound to
+}
 
 // HTTP implements site.OriginFactory.
 func (f originFactory) HTTP(o site.HTTPOrigin) (site.Origin, error) {
@@ -166,7 +168,10 @@ func (f originFactory) HTTP(o site.HTTPOrigin) (site.Origin, error) {
 
 // S3 implements site.OriginFactory.
 func (f originFactory) S3(o site.S3Origin, tenantID string) (site.Origin, error) {
-	secret, err := f.st.openSecret(o.SecretAccessKey, tenantID, "s3.secretAccessKey")
+	if err := f.st.needSealer(o.SecretAccessKey, "s3.secretAccessKey"); err != nil {
+		return nil, err
+	}
+	secret, err := o.OpenSecretAccessKey(f.st.sealer, tenantID, f.site)
 	if err != nil {
 		return nil, err
 	}

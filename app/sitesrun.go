@@ -59,7 +59,7 @@ func (st *sites) compile(row *coffer.Site) (*siteEntry, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := site.Compile(doc, row.TenantID, originFactory{st})
+	c, err := site.Compile(doc, row.TenantID, originFactory{st: st, site: row.ID})
 	if err != nil {
 		return nil, err
 	}
@@ -166,8 +166,8 @@ func (st *sites) dropNames(tenant, id string, p site.Purge) {
 		return
 	}
 	for _, pth := range p.Paths {
-		for _, k := range e.compiled.BucketKeys(pth) {
-			st.names.drop(tenant, k.Bucket, k.Key)
+		for _, k := range bucketKeys(e.compiled, pth) {
+			st.names.drop(tenant, k.bucket, k.key)
 		}
 	}
 }
@@ -183,9 +183,9 @@ func (st *sites) fileWritten(tenant string, files []*coffer.File) {
 	for _, e := range m.byTenant[tenant] {
 		var paths []string
 		for _, f := range files {
-			paths = append(paths, e.compiled.PathsOf(f.BucketID, f.Name)...)
+			paths = append(paths, pathsOf(e.compiled, f.BucketID, f.Name)...)
 			if base := siblingBase(f.Name); base != f.Name {
-				paths = append(paths, e.compiled.PathsOf(f.BucketID, base)...)
+				paths = append(paths, pathsOf(e.compiled, f.BucketID, base)...)
 			}
 		}
 		if len(paths) > 0 {
