@@ -61,18 +61,29 @@ func TestStreamingBeforeFillCompletes(t *testing.T) {
 		<-release
 		io.WriteString(w, rest)
 	})
-	defer close(release)
 	c := newCache(t, testConfig(t.TempDir(), nil))
 	req := request(u.origin(t, 0), "/s")
-	obj, err := c.Get(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer obj.Close()
 	buf := make([]byte, len(first))
-	if _, err := io.ReadFull(obj.Content, buf); err != nil || string(buf) != first {
-		t.Fatalf("first bytes while the upstream holds the rest: %v", err)
+	var obj *site.Object
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		if obj, err = c.Get(context.Background(), req); err == nil {
+			_, err = io.ReadFull(obj.Content, buf)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil || string(buf) != first {
+			t.Fatalf("first bytes while the upstream holds the rest: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("the first bytes did not arrive before the upstream sent the rest")
 	}
+	defer close(release)
+	defer obj.Close()
 	second, err := c.Get(context.Background(), req) // joins the fill in progress
 	if err != nil || second.Cache != site.CacheMiss {
 		t.Fatalf("join: %v %v", second, err)
@@ -324,4 +335,13 @@ func TestSMaxAgeOverMaxAge(t *testing.T) {
 	mustGet(t, c, req, "x", site.CacheHit)
 	clk.advance(3 * time.Second)
 	mustGet(t, c, req, "x", site.CacheMiss) // no validator: a plain refetch
+}
+
+func TestShortBodyWithACleanEOF(t *testing.T) {
+	o := &fakeOrigin{fetch: func(string) (*site.Fetched, error) {
+		return &site.Fetched{Status: 200, Header: http.Header{}, Size: 100,
+			Body: io.NopCloser(strings.NewReader("only 13 bytes"))}, nil
+	}}
+	c := newCache(t, testConfig(t.TempDir(), nil))
+	brokenFill(t, c, request(o, "/short-eof"))
 }
