@@ -3,6 +3,7 @@ package edge
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -344,4 +345,79 @@ func TestShortBodyWithACleanEOF(t *testing.T) {
 	}}
 	c := newCache(t, testConfig(t.TempDir(), nil))
 	brokenFill(t, c, request(o, "/short-eof"))
+}
+
+func TestNoStoreRequestSkipsTheCache(t *testing.T) {
+	u := newUpstream(t, fixed("fresh", nil))
+	c := newCache(t, testConfig(t.TempDir(), nil))
+	req := request(u.origin(t, 0), "/n")
+	mustGet(t, c, req, "fresh", site.CacheMiss)
+	req.NoStore = true
+	mustGet(t, c, req, "fresh", site.CacheBypass)
+	if u.n.Load() != 2 || c.Stats().Entries != 1 {
+		t.Fatalf("requests %d, %+v", u.n.Load(), c.Stats())
+	}
+}
+
+func TestIdentityIsAskedOfTheOrigin(t *testing.T) {
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.Header.Get("Accept-Encoding"))
+	})
+	c := newCache(t, testConfig(t.TempDir(), nil))
+	mustGet(t, c, request(u.origin(t, 0), "/ae"), "identity", site.CacheMiss)
+}
+
+func TestCloseStopsFillsInProgress(t *testing.T) {
+	stop := make(chan struct{})
+	defer close(stop)
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		io.WriteString(w, "begin")
+		w.(http.Flusher).Flush()
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	})
+	c, err := New(testConfig(t.TempDir(), nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := c.Get(context.Background(), request(u.origin(t, 0), "/c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obj.Close()
+	closed := make(chan struct{})
+	go func() { c.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not stop the fill")
+	}
+	if _, err := io.ReadAll(obj.Content); err == nil {
+		t.Fatal("a fill stopped by Close read as whole")
+	}
+	_, _, err = get(t, c, request(u.origin(t, 0), "/d"))
+	wantCode(t, err, coffer.EUNAVAILABLE)
+}
+
+func TestStaleServedWhileTheBreakerIsOpen(t *testing.T) {
+	var clk clock
+	u := newUpstream(t, fixed("old", map[string]string{"Cache-Control": "max-age=1, stale-while-revalidate=0"}))
+	cfg := clk.config(t.TempDir())
+	cfg.BreakerCooldown = 10 * time.Second
+	c := newCache(t, cfg)
+	o := u.origin(t, 0)
+	mustGet(t, c, request(o, "/keep"), "old", site.CacheMiss)
+	u.set(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "x", 500) })
+	for i := range 5 {
+		get(t, c, request(o, fmt.Sprint("/f", i)))
+	}
+	n := u.n.Load()
+	clk.advance(2 * time.Second)
+	mustGet(t, c, request(o, "/keep"), "old", site.CacheStale)
+	if u.n.Load() != n {
+		t.Fatal("the origin was asked while its breaker was open")
+	}
 }
