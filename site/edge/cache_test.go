@@ -282,17 +282,7 @@ func TestNeverEndingBody(t *testing.T) {
 }
 
 func TestStalledBodyIsCut(t *testing.T) {
-	stop := make(chan struct{})
-	defer close(stop)
-	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", "100")
-		io.WriteString(w, "partial")
-		w.(http.Flusher).Flush()
-		select {
-		case <-stop:
-		case <-r.Context().Done():
-		}
-	})
+	u := newUpstream(t, stalling(t, "partial"))
 	c := newCache(t, testConfig(t.TempDir(), nil))
 	start := time.Now()
 	brokenFill(t, c, request(u.origin(t, 200*time.Millisecond), "/stall"))
@@ -368,17 +358,7 @@ func TestIdentityIsAskedOfTheOrigin(t *testing.T) {
 }
 
 func TestCloseStopsFillsInProgress(t *testing.T) {
-	stop := make(chan struct{})
-	defer close(stop)
-	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", "100")
-		io.WriteString(w, "begin")
-		w.(http.Flusher).Flush()
-		select {
-		case <-stop:
-		case <-r.Context().Done():
-		}
-	})
+	u := newUpstream(t, stalling(t, "begin"))
 	c, err := New(testConfig(t.TempDir(), nil), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -419,5 +399,21 @@ func TestStaleServedWhileTheBreakerIsOpen(t *testing.T) {
 	mustGet(t, c, request(o, "/keep"), "old", site.CacheStale)
 	if u.n.Load() != n {
 		t.Fatal("the origin was asked while its breaker was open")
+	}
+}
+
+// stalling sends Content-Length 100, then start, then nothing until the client
+// leaves or the test ends.
+func stalling(t *testing.T, start string) http.HandlerFunc {
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		io.WriteString(w, start)
+		w.(http.Flusher).Flush()
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
 	}
 }
