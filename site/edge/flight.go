@@ -183,12 +183,13 @@ func (c *Cache) follow(fl *flight) (*site.Object, error) {
 	}, nil
 }
 
-// openLive opens e if it is still in the index (a purge may have dropped it).
+// openLive opens e if it is still in the index (a purge or an eviction may
+// have dropped it: errGone).
 func (c *Cache) openLive(e *entry, status site.CacheStatus, n interface{ Add(uint64) uint64 }) (*site.Object, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.entries[e.Key] != e {
-		return nil, coffer.Errorf(coffer.EUNAVAILABLE, "edge: the entry was purged while the origin was asked; retry")
+		return nil, errGone // purged or evicted meanwhile: the caller asks again
 	}
 	obj, err := c.open(e, status)
 	if err != nil {
