@@ -193,11 +193,15 @@ func (n *negatives) liveOrder() []string {
 	return out
 }
 
-// Stats are the cache's counters for /metrics.
+// Stats are the cache's counters for /metrics. Hits, Misses, Stale,
+// Revalidated, NegativeHits and Bypass count answers by their cache status (a
+// request that joined a fill is a miss); the rest count work.
 type Stats struct {
 	Hits, Misses, Stale, Revalidated, NegativeHits uint64
 	Bypass                                         uint64 // answers streamed through without caching
-	UpstreamFetches, FillErrors, Evictions         uint64
+	UpstreamFetches                                uint64 // requests to origins (fills, revalidations, bypasses)
+	NotModified                                    uint64 // 304s from origins (background revalidations too)
+	FillErrors, Evictions                          uint64
 	BreakerOpens                                   uint64
 	Derived                                        uint64 // derived copies made
 	BytesOnDisk                                    int64  // committed bodies + reservations of fills in progress
@@ -206,7 +210,8 @@ type Stats struct {
 
 type counters struct {
 	hits, misses, stale, revalidated, negativeHits, bypass atomic.Uint64
-	fetches, fillErrors, evictions, breakerOpens, derived  atomic.Uint64
+	fetches, notModified, fillErrors, evictions            atomic.Uint64
+	breakerOpens, derived                                  atomic.Uint64
 }
 
 // Stats returns the counters and the disk use.
@@ -218,7 +223,7 @@ func (c *Cache) Stats() Stats {
 	return Stats{
 		Hits: s.hits.Load(), Misses: s.misses.Load(), Stale: s.stale.Load(),
 		Revalidated: s.revalidated.Load(), NegativeHits: s.negativeHits.Load(),
-		Bypass: s.bypass.Load(), UpstreamFetches: s.fetches.Load(),
+		Bypass: s.bypass.Load(), UpstreamFetches: s.fetches.Load(), NotModified: s.notModified.Load(),
 		FillErrors: s.fillErrors.Load(), Evictions: s.evictions.Load(),
 		BreakerOpens: s.breakerOpens.Load(), Derived: s.derived.Load(),
 		BytesOnDisk: used, Entries: n,

@@ -3,6 +3,7 @@ package edge
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -61,18 +62,29 @@ func TestStreamingBeforeFillCompletes(t *testing.T) {
 		<-release
 		io.WriteString(w, rest)
 	})
-	defer close(release)
 	c := newCache(t, testConfig(t.TempDir(), nil))
 	req := request(u.origin(t, 0), "/s")
-	obj, err := c.Get(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer obj.Close()
 	buf := make([]byte, len(first))
-	if _, err := io.ReadFull(obj.Content, buf); err != nil || string(buf) != first {
-		t.Fatalf("first bytes while the upstream holds the rest: %v", err)
+	var obj *site.Object
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		if obj, err = c.Get(context.Background(), req); err == nil {
+			_, err = io.ReadFull(obj.Content, buf)
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil || string(buf) != first {
+			t.Fatalf("first bytes while the upstream holds the rest: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("the first bytes did not arrive before the upstream sent the rest")
 	}
+	defer close(release)
+	defer obj.Close()
 	second, err := c.Get(context.Background(), req) // joins the fill in progress
 	if err != nil || second.Cache != site.CacheMiss {
 		t.Fatalf("join: %v %v", second, err)
@@ -114,7 +126,7 @@ func TestStaleWhileRevalidateInBackground(t *testing.T) {
 	mustGet(t, c, req, "one", site.CacheMiss)
 	clk.advance(15 * time.Second)
 	mustGet(t, c, req, "one", site.CacheStale)
-	waitFor(t, func() bool { return c.Stats().Revalidated+uint64(u.n.Load()) >= 2 && len(inflight(c)) == 0 })
+	waitFor(t, func() bool { return c.Stats().NotModified == 1 && len(inflight(c)) == 0 })
 	if u.n.Load() != 2 {
 		t.Fatalf("upstream requests = %d; want 2 (fill, revalidation)", u.n.Load())
 	}
@@ -270,17 +282,7 @@ func TestNeverEndingBody(t *testing.T) {
 }
 
 func TestStalledBodyIsCut(t *testing.T) {
-	stop := make(chan struct{})
-	defer close(stop)
-	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", "100")
-		io.WriteString(w, "partial")
-		w.(http.Flusher).Flush()
-		select {
-		case <-stop:
-		case <-r.Context().Done():
-		}
-	})
+	u := newUpstream(t, stalling(t, "partial"))
 	c := newCache(t, testConfig(t.TempDir(), nil))
 	start := time.Now()
 	brokenFill(t, c, request(u.origin(t, 200*time.Millisecond), "/stall"))
@@ -324,4 +326,94 @@ func TestSMaxAgeOverMaxAge(t *testing.T) {
 	mustGet(t, c, req, "x", site.CacheHit)
 	clk.advance(3 * time.Second)
 	mustGet(t, c, req, "x", site.CacheMiss) // no validator: a plain refetch
+}
+
+func TestShortBodyWithACleanEOF(t *testing.T) {
+	o := &fakeOrigin{fetch: func(string) (*site.Fetched, error) {
+		return &site.Fetched{Status: 200, Header: http.Header{}, Size: 100,
+			Body: io.NopCloser(strings.NewReader("only 13 bytes"))}, nil
+	}}
+	c := newCache(t, testConfig(t.TempDir(), nil))
+	brokenFill(t, c, request(o, "/short-eof"))
+}
+
+func TestNoStoreRequestSkipsTheCache(t *testing.T) {
+	u := newUpstream(t, fixed("fresh", nil))
+	c := newCache(t, testConfig(t.TempDir(), nil))
+	req := request(u.origin(t, 0), "/n")
+	mustGet(t, c, req, "fresh", site.CacheMiss)
+	req.NoStore = true
+	mustGet(t, c, req, "fresh", site.CacheBypass)
+	if u.n.Load() != 2 || c.Stats().Entries != 1 {
+		t.Fatalf("requests %d, %+v", u.n.Load(), c.Stats())
+	}
+}
+
+func TestIdentityIsAskedOfTheOrigin(t *testing.T) {
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, r.Header.Get("Accept-Encoding"))
+	})
+	c := newCache(t, testConfig(t.TempDir(), nil))
+	mustGet(t, c, request(u.origin(t, 0), "/ae"), "identity", site.CacheMiss)
+}
+
+func TestCloseStopsFillsInProgress(t *testing.T) {
+	u := newUpstream(t, stalling(t, "begin"))
+	c, err := New(testConfig(t.TempDir(), nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	obj, err := c.Get(context.Background(), request(u.origin(t, 0), "/c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer obj.Close()
+	closed := make(chan struct{})
+	go func() { c.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Close did not stop the fill")
+	}
+	if _, err := io.ReadAll(obj.Content); err == nil {
+		t.Fatal("a fill stopped by Close read as whole")
+	}
+	_, _, err = get(t, c, request(u.origin(t, 0), "/d"))
+	wantCode(t, err, coffer.EUNAVAILABLE)
+}
+
+func TestStaleServedWhileTheBreakerIsOpen(t *testing.T) {
+	var clk clock
+	u := newUpstream(t, fixed("old", map[string]string{"Cache-Control": "max-age=1, stale-while-revalidate=0"}))
+	cfg := clk.config(t.TempDir())
+	cfg.BreakerCooldown = 10 * time.Second
+	c := newCache(t, cfg)
+	o := u.origin(t, 0)
+	mustGet(t, c, request(o, "/keep"), "old", site.CacheMiss)
+	u.set(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "x", 500) })
+	for i := range 5 {
+		get(t, c, request(o, fmt.Sprint("/f", i)))
+	}
+	n := u.n.Load()
+	clk.advance(2 * time.Second)
+	mustGet(t, c, request(o, "/keep"), "old", site.CacheStale)
+	if u.n.Load() != n {
+		t.Fatal("the origin was asked while its breaker was open")
+	}
+}
+
+// stalling sends Content-Length 100, then start, then nothing until the client
+// leaves or the test ends.
+func stalling(t *testing.T, start string) http.HandlerFunc {
+	stop := make(chan struct{})
+	t.Cleanup(func() { close(stop) })
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		io.WriteString(w, start)
+		w.(http.Flusher).Flush()
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	}
 }

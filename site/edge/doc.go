@@ -45,6 +45,10 @@
 // range's client waits only for the bytes before its range's end, not the
 // whole object.
 //
+// A reader of a fill in progress blocks until bytes arrive or the fill ends;
+// it does not watch its client's context, but a fill cannot hang: the origin's
+// timeout cuts a body that stalls, and Close fails every fill.
+//
 // # Integrity
 //
 // A fill whose body ends before its Content-Length, runs past it, fails, or
@@ -57,6 +61,15 @@
 // partial object, the edge keeps no copy to continue from); later requests
 // fetch it again. no-store and private answers are streamed through (BYPASS)
 // and drop any older entry.
+//
+// A pass-through (BYPASS) body is read at its client's pace, under the same
+// stall timeout: a client that reads nothing for longer than the origin's
+// timeout is cut.
+//
+// Only the body and the headers an Object carries are kept: Set-Cookie and
+// other per-response headers are never replayed from the cache. Vary is not
+// honoured: the edge asks origins for identity bytes (Accept-Encoding:
+// identity) and package site negotiates compression with Derived copies.
 //
 // # Freshness
 //

@@ -62,35 +62,9 @@ func (c *Cache) slow(ctx context.Context, req site.EdgeRequest, key string, trie
 	now := c.cfg.now()
 	c.mu.Lock()
 	e := c.entries[key]
-	if e != nil && e.fresh(now) {
-		obj, err := c.open(e, site.CacheHit)
+	if obj, done, err := c.answerLocked(req, key, e, now); done {
 		c.mu.Unlock()
-		if err == nil {
-			c.stats.hits.Add(1)
-			return obj, nil
-		}
-		return nil, coffer.Internal(err, "edge: open a cached body")
-	}
-	if c.neg.has(key, now) {
-		c.mu.Unlock()
-		c.stats.negativeHits.Add(1)
-		return nil, notFound(req.Key)
-	}
-	if c.closed {
-		c.mu.Unlock()
-		return nil, unavailable(errClosed)
-	}
-	if e != nil && e.servableStale(now) {
-		if c.inflight[key] == nil {
-			c.start(req, key, e, false)
-		}
-		obj, err := c.open(e, site.CacheStale)
-		c.mu.Unlock()
-		if err == nil {
-			c.stats.stale.Add(1)
-			return obj, nil
-		}
-		return nil, coffer.Internal(err, "edge: open a cached body")
+		return obj, err
 	}
 	fl, creator := c.inflight[key], false
 	if fl == nil {
@@ -105,6 +79,35 @@ func (c *Cache) slow(ctx context.Context, req site.EdgeRequest, key string, trie
 		return nil, unavailable(err)
 	}
 	return obj, err
+}
+
+// answerLocked answers without waiting for the origin when it can: a fresh
+// entry (another request's fill committed since the fast path looked), a
+// remembered 404, or a stale entry inside its stale-while-revalidate window
+// (starting its background revalidation). Callers hold c.mu for writing.
+func (c *Cache) answerLocked(req site.EdgeRequest, key string, e *entry, now time.Time) (*site.Object, bool, error) {
+	status, n := site.CacheHit, &c.stats.hits
+	switch {
+	case e != nil && e.fresh(now):
+	case c.neg.has(key, now):
+		c.stats.negativeHits.Add(1)
+		return nil, true, notFound(req.Key)
+	case c.closed:
+		return nil, true, unavailable(errClosed)
+	case e != nil && e.servableStale(now):
+		if c.inflight[key] == nil {
+			c.start(req, key, e, false)
+		}
+		status, n = site.CacheStale, &c.stats.stale
+	default:
+		return nil, false, nil
+	}
+	obj, err := c.open(e, status)
+	if err != nil {
+		return nil, true, coffer.Internal(err, "edge: open a cached body")
+	}
+	n.Add(1)
+	return obj, true, nil
 }
 
 // start launches a flight for key; stale is the entry to revalidate (nil: a
@@ -180,12 +183,13 @@ func (c *Cache) follow(fl *flight) (*site.Object, error) {
 	}, nil
 }
 
-// openLive opens e if it is still in the index (a purge may have dropped it).
+// openLive opens e if it is still in the index (a purge or an eviction may
+// have dropped it: errGone).
 func (c *Cache) openLive(e *entry, status site.CacheStatus, n interface{ Add(uint64) uint64 }) (*site.Object, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.entries[e.Key] != e {
-		return nil, coffer.Errorf(coffer.EUNAVAILABLE, "edge: the entry was purged while the origin was asked; retry")
+		return nil, errGone // purged or evicted meanwhile: the caller asks again
 	}
 	obj, err := c.open(e, status)
 	if err != nil {

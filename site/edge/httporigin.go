@@ -137,6 +137,10 @@ func (o *HTTPOrigin) Fetch(ctx context.Context, key, ifNoneMatch string, ifModif
 
 // prepare sets the request's headers.
 func (o *HTTPOrigin) prepare(req *http.Request, inm string, ims time.Time) {
+	// identity: the edge keeps the bytes with their length, and package site
+	// compresses (Derived); Go's transport would otherwise ask for gzip and
+	// decompress it, dropping the Content-Length.
+	req.Header.Set("Accept-Encoding", "identity")
 	for k, v := range o.headers {
 		req.Header[k] = v
 	}

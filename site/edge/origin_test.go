@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -140,6 +141,8 @@ func TestRangeOnMissAndHit(t *testing.T) {
 		<-release
 		io.WriteString(w, body[100000:])
 	})
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(release) }) }) // runs before the upstream's Close
 	c := newCache(t, testConfig(t.TempDir(), nil))
 	front := httptest.NewServer(serve(c, u.origin(t, 0)))
 	defer front.Close()
@@ -149,7 +152,7 @@ func TestRangeOnMissAndHit(t *testing.T) {
 	if got != body[10:30] || st != "MISS" {
 		t.Fatalf("range on a miss: %q %s", got, st)
 	}
-	close(release)
+	once.Do(func() { close(release) })
 	waitFor(t, func() bool { return c.Stats().Entries == 1 })
 	got, st = rangeGet(t, front.URL+"/r", "bytes=150000-150009")
 	if got != body[150000:150010] || st != "HIT" {

@@ -64,6 +64,7 @@ func (c *Cache) notModified(fl *flight, req site.EdgeRequest, stale *entry, f *s
 		c.settle(fl, outFailed, fmt.Errorf("edge: the origin answered 304 to an unconditional request"))
 		return
 	}
+	c.stats.notModified.Add(1)
 	cc := f.Header.Get("Cache-Control")
 	if cc == "" {
 		cc = stale.CacheControl
