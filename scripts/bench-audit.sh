@@ -21,7 +21,7 @@ done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf "%-34s %10s %12s %11s %10s %5s\n" "median of $rounds runs each" ns/op cpu-ns/op dropped/op allocs/op "x disk"
 awk '
-  { name = $1; sub(/-[0-9]+$/, "", name); names[name] = 1
+  { name = $1; sub(/-[0-9]+$/, "", name); sub(/^BenchmarkWrite\//, "", name); names[name] = 1
     for (i = 3; i < NF; i++) v[name, $(i+1), ++n[name, $(i+1)]] = $(i) }
   function median(k, u,   i, j, t, m, a) {
     m = n[k, u]
@@ -30,7 +30,7 @@ awk '
     return m % 2 ? a[(m + 1) / 2] : (a[m / 2] + a[m / 2 + 1]) / 2
   }
   END {
-    base = median("BenchmarkWrite/disk", "ns/op")
+    base = median("disk", "ns/op")
     for (k in names) printf "%-34s %10.1f %12.1f %11.4f %10d %5.2f\n", k, median(k, "ns/op"), median(k, "cpu-ns/op"),
       median(k, "dropped/op"), median(k, "allocs/op"), median(k, "ns/op") / base
   }' "$tmp/runs.txt" | sort
