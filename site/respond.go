@@ -43,7 +43,7 @@ func (x *exchange) respond(rt *CompiledRoute, doc, p, key string, obj *Object, s
 	} else if rt.compres && compressible(obj.Type) {
 		h["Vary"] = append(h["Vary"], varyAcceptEncoding...)
 		if enc := x.encodingFor(obj); enc != encIdentity {
-			if c := x.h.compressed(x.r.Context(), x.req.Buckets, x.req.Site.Scope, rt, p, key, obj, enc); c != nil {
+			if c := x.h.compressed(x.r.Context(), x.req.Buckets, x.req.Site.Scope, rt, p, doc, key, obj, enc); c != nil {
 				obj.Close()
 				obj = c
 				h["Content-Encoding"] = encodingValues[enc]
