@@ -139,7 +139,7 @@ func compressible(ct string) bool {
 		}
 		b[i] = c
 	}
-	t := string(b) // does not escape: the compiler keeps it on the stack for the switch
+	t := string(b) // does not escape: up to 32 bytes it stays on the stack
 	if strings.HasPrefix(t, "text/") || strings.HasSuffix(t, "+json") || strings.HasSuffix(t, "+xml") {
 		return true
 	}

@@ -61,7 +61,7 @@ func NewHandler(cfg HandlerConfig) *Handler {
 // Request is what the app resolved about a site request before Serve.
 type Request struct {
 	Tenant string
-	Site   *Compiled
+	Site   *Compiled // required
 	// Buckets opens the tenant's bucket files (nil: bucket targets answer 502).
 	Buckets Buckets
 	// Host is the normalized host the site was found by ("": r.Host).

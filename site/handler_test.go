@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -104,7 +105,8 @@ func newHarness(t testing.TB, doc string) *harness {
 	x := &harness{buckets: &memBuckets{files: testFiles()}, edge: &memEdge{objects: map[string]memFile{
 		"http:http://origin.test/v1/|users": {data: []byte(`[]`), typ: "application/json", etag: `"u1"`, tags: []string{"users"}, cc: "max-age=5"},
 	}}}
-	x.h = NewHandler(HandlerConfig{Edge: x.edge, Audit: func(r *audit.Record) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	x.h = NewHandler(HandlerConfig{Edge: x.edge, Log: quiet, Audit: func(r *audit.Record) {
 		x.mu.Lock()
 		x.records = append(x.records, *r)
 		x.mu.Unlock()
@@ -222,6 +224,25 @@ func TestServeUpstreamFailure(t *testing.T) {
 		resp, body := x.do(t, "GET", "/api/users")
 		if resp.StatusCode != c.status || len(body) > 64 {
 			t.Errorf("%v: %d %q, want %d and a short body", c.err, resp.StatusCode, body, c.status)
+		}
+	}
+}
+
+func TestServeBucketFailure(t *testing.T) {
+	x := newHarness(t, testSiteDoc)
+	for _, c := range []struct {
+		err    error
+		status int
+		body   string
+	}{
+		{coffer.Errorf(coffer.EUNAVAILABLE, "overloaded"), 502, "bad gateway\n"},
+		{coffer.Internal(io.ErrUnexpectedEOF, "meta"), 500, "internal error (request rid-1)\n"},
+		{coffer.Errorf(coffer.ETOOMANY, "slow down"), 429, "too many requests\n"},
+	} {
+		x.buckets.fail = c.err
+		resp, body := x.do(t, "GET", "/about/")
+		if resp.StatusCode != c.status || string(body) != c.body {
+			t.Errorf("%v: %d %q, want %d %q", c.err, resp.StatusCode, body, c.status, c.body)
 		}
 	}
 }
