@@ -322,6 +322,45 @@ func TestServeCompression(t *testing.T) {
 	}
 }
 
+func TestServeConditionalEncodings(t *testing.T) {
+	x := newHarness(t, testSiteDoc)
+	for _, c := range []struct {
+		ae, inm string
+		status  int
+	}{
+		{"br", `"bigcss-br"`, 304},
+		{"br", `"bigcss"`, 200}, // the identity's tag does not validate the br answer
+		{"", `"bigcss"`, 304},
+		{"", `"bigcss-br"`, 200},
+		{"gzip", `"bigcss-br"`, 200},
+	} {
+		hdr := []string{"If-None-Match: " + c.inm}
+		if c.ae != "" {
+			hdr = append(hdr, "Accept-Encoding: "+c.ae)
+		}
+		if resp, _ := x.do(t, "GET", "/big.css", hdr...); resp.StatusCode != c.status {
+			t.Errorf("%q If-None-Match %s: %d, want %d", c.ae, c.inm, resp.StatusCode, c.status)
+		}
+	}
+	resp, body := x.do(t, "HEAD", "/big.css", "Accept-Encoding: br")
+	if resp.Header.Get("Content-Encoding") != "br" || len(body) != 0 || resp.ContentLength <= 0 || resp.ContentLength >= int64(len(bigJS)) {
+		t.Errorf("HEAD br: %q, %d bytes, length %d", resp.Header.Get("Content-Encoding"), len(body), resp.ContentLength)
+	}
+}
+
+func TestServeWithoutEdge(t *testing.T) {
+	x := newHarness(t, testSiteDoc)
+	x.h = NewHandler(HandlerConfig{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if resp, _ := x.do(t, "GET", "/api/users"); resp.StatusCode != 502 {
+		t.Errorf("upstream without an edge: %d, want 502", resp.StatusCode)
+	}
+	for path, coding := range map[string]string{"/app.js": "br", "/big.css": ""} { // sibling only
+		if resp, _ := x.do(t, "GET", path, "Accept-Encoding: br"); resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != coding {
+			t.Errorf("%s without an edge: %d %q, want 200 %q", path, resp.StatusCode, resp.Header.Get("Content-Encoding"), coding)
+		}
+	}
+}
+
 // decode undoes coding.
 func decode(t *testing.T, coding string, b []byte) []byte {
 	t.Helper()

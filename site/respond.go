@@ -57,6 +57,9 @@ func (x *exchange) respond(rt *CompiledRoute, doc, p, key string, obj *Object, s
 	}
 	defer obj.Close()
 	if status == http.StatusOK && obj.Size >= 0 {
+		if h["Content-Encoding"] != nil { // ServeContent leaves the length out then; no Range reaches here
+			h.Set("Content-Length", strconv.FormatInt(obj.Size, 10))
+		}
 		http.ServeContent(x.w, x.r, doc, obj.ModTime, obj.Content)
 		return
 	}
