@@ -111,17 +111,17 @@ func (x *exchange) serve() {
 	}
 	x.path = p
 	rt, key, ok := x.req.Site.Route(p)
-	switch {
-	case !ok:
+	if !ok {
 		x.notFound(nil)
+		return
+	}
+	x.target = rt.Label
+	switch {
 	case rt.Target.Redirect != nil:
-		x.target = rt.Label
 		x.redirect(rt)
-	case key == "":
-		x.target = rt.Label
+	case key == "": // a directory, and the route has no index
 		x.notFound(rt)
 	default:
-		x.target = rt.Label
 		x.serveKey(rt, p, docPath(p, rt), key)
 	}
 }
