@@ -27,9 +27,10 @@ var (
 // negotiate picks the coding for an Accept-Encoding request header (every line
 // of it), with q-values: the compressed coding of the highest q above 0 (ties:
 // br, then zstd, then gzip; "*" stands for the ones not named; "x-gzip" is
-// gzip), unless identity is named with a higher q. Identity when nothing compressed is
-// acceptable, even if identity itself is refused ("identity;q=0"): the answer
-// is still the content. It never allocates.
+// gzip; a coding named twice has its last q), unless identity is named with a
+// higher q. Identity when nothing compressed is acceptable, even if identity
+// itself is refused ("identity;q=0"): the answer is still the content. It never
+// allocates.
 func negotiate(h http.Header) encoding {
 	q := [numEncodings]int{-1, -1, -1, -1} // in thousandths; -1: not named
 	star := -1
@@ -51,7 +52,7 @@ func negotiate(h http.Header) encoding {
 			case strings.EqualFold(name, "zstd"):
 				q[encZstd] = w
 			case strings.EqualFold(name, "gzip") || strings.EqualFold(name, "x-gzip"):
-				q[encGzip] = max(q[encGzip], w)
+				q[encGzip] = w
 			}
 		}
 	}
@@ -139,7 +140,7 @@ func compressible(ct string) bool {
 		}
 		b[i] = c
 	}
-	t := string(b) // does not escape: the compiler keeps it on the stack for the switch
+	t := string(b) // does not escape: up to 32 bytes it stays on the stack
 	if strings.HasPrefix(t, "text/") || strings.HasSuffix(t, "+json") || strings.HasSuffix(t, "+xml") {
 		return true
 	}

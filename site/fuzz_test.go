@@ -1,6 +1,7 @@
 package site
 
 import (
+	"bufio"
 	"encoding/json"
 	"net/http"
 	"regexp"
@@ -138,7 +139,6 @@ func refNegotiate(lines []string) encoding {
 		}
 		if name == "x-gzip" {
 			name = "gzip"
-			w = max(w, q["gzip"])
 		}
 		q[name] = w
 	}
@@ -160,7 +160,7 @@ func refNegotiate(lines []string) encoding {
 
 // FuzzNegotiate compares negotiate with the reference.
 func FuzzNegotiate(f *testing.F) {
-	for _, s := range []string{"br", "gzip;q=0.5, br;q=0.1", "br;q=0, gzip", "*", "identity;q=0", "gzip, identity", "x-gzip;q=0.3,gzip;q=0.2", "zstd;q=1.000"} {
+	for _, s := range []string{"br", "gzip;q=0.5, br;q=0.1", "br;q=0, gzip", "*", "identity;q=0", "gzip, identity", "x-gzip;q=0.3,gzip;q=0.2", "gzip, gzip;q=0", "zstd;q=1.000"} {
 		f.Add(s, "")
 	}
 	f.Fuzz(func(t *testing.T, a, b string) {
@@ -170,6 +170,34 @@ func FuzzNegotiate(f *testing.F) {
 		h := http.Header{"Accept-Encoding": {a, b}}
 		if got, want := negotiate(h), refNegotiate([]string{a, b}); got != want {
 			t.Fatalf("%q %q: %v, reference %v", a, b, got, want)
+		}
+	})
+}
+
+// FuzzRequestPath parses a raw request target as the server does and checks
+// that what RequestPath accepts is clean and came without an encoded slash.
+func FuzzRequestPath(f *testing.F) {
+	for _, s := range []string{"/a/b", "/a%2Fb", "/%2e%2e/x", "/a/../b", "//x//y", "/caf%C3%A9.html", "/a?b=%2F", "http://h/a%2fb"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, target string) {
+		req, err := http.ReadRequest(bufio.NewReader(strings.NewReader("GET " + target + " HTTP/1.1\r\nHost: h\r\n\r\n")))
+		if err != nil {
+			return
+		}
+		p, err := RequestPath(req)
+		if err != nil {
+			if coffer.ErrorCode(err) != coffer.EINVALID {
+				t.Fatal(err)
+			}
+			return
+		}
+		raw, _, _ := strings.Cut(req.RequestURI, "?")
+		if strings.Contains(strings.ToLower(raw), "%2f") || strings.Contains(strings.ToLower(req.URL.RawPath), "%2f") {
+			t.Fatalf("%q: accepted an encoded slash as %q", target, p)
+		}
+		if c, err := CleanPath(p); err != nil || c != p {
+			t.Fatalf("%q: %q is not clean: %v", target, p, err)
 		}
 	})
 }

@@ -61,7 +61,7 @@ func NewHandler(cfg HandlerConfig) *Handler {
 // Request is what the app resolved about a site request before Serve.
 type Request struct {
 	Tenant string
-	Site   *Compiled
+	Site   *Compiled // required
 	// Buckets opens the tenant's bucket files (nil: bucket targets answer 502).
 	Buckets Buckets
 	// Host is the normalized host the site was found by ("": r.Host).
@@ -111,17 +111,17 @@ func (x *exchange) serve() {
 	}
 	x.path = p
 	rt, key, ok := x.req.Site.Route(p)
-	switch {
-	case !ok:
+	if !ok {
 		x.notFound(nil)
+		return
+	}
+	x.target = rt.Label
+	switch {
 	case rt.Target.Redirect != nil:
-		x.target = rt.Label
 		x.redirect(rt)
-	case key == "":
-		x.target = rt.Label
+	case key == "": // a directory, and the route has no index
 		x.notFound(rt)
 	default:
-		x.target = rt.Label
 		x.serveKey(rt, p, docPath(p, rt), key)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -104,7 +105,8 @@ func newHarness(t testing.TB, doc string) *harness {
 	x := &harness{buckets: &memBuckets{files: testFiles()}, edge: &memEdge{objects: map[string]memFile{
 		"http:http://origin.test/v1/|users": {data: []byte(`[]`), typ: "application/json", etag: `"u1"`, tags: []string{"users"}, cc: "max-age=5"},
 	}}}
-	x.h = NewHandler(HandlerConfig{Edge: x.edge, Audit: func(r *audit.Record) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	x.h = NewHandler(HandlerConfig{Edge: x.edge, Log: quiet, Audit: func(r *audit.Record) {
 		x.mu.Lock()
 		x.records = append(x.records, *r)
 		x.mu.Unlock()
@@ -226,6 +228,25 @@ func TestServeUpstreamFailure(t *testing.T) {
 	}
 }
 
+func TestServeBucketFailure(t *testing.T) {
+	x := newHarness(t, testSiteDoc)
+	for _, c := range []struct {
+		err    error
+		status int
+		body   string
+	}{
+		{coffer.Errorf(coffer.EUNAVAILABLE, "overloaded"), 502, "bad gateway\n"},
+		{coffer.Internal(io.ErrUnexpectedEOF, "meta"), 500, "internal error (request rid-1)\n"},
+		{coffer.Errorf(coffer.ETOOMANY, "slow down"), 429, "too many requests\n"},
+	} {
+		x.buckets.fail = c.err
+		resp, body := x.do(t, "GET", "/about/")
+		if resp.StatusCode != c.status || string(body) != c.body {
+			t.Errorf("%v: %d %q, want %d %q", c.err, resp.StatusCode, body, c.status, c.body)
+		}
+	}
+}
+
 // timeoutErr is a net.Error timeout.
 type timeoutErr struct{}
 
@@ -297,6 +318,45 @@ func TestServeCompression(t *testing.T) {
 		}
 		if !bytes.Equal(plain, want) {
 			t.Errorf("%s %q: body decodes to %d bytes, want %d", c.path, c.ae, len(plain), len(want))
+		}
+	}
+}
+
+func TestServeConditionalEncodings(t *testing.T) {
+	x := newHarness(t, testSiteDoc)
+	for _, c := range []struct {
+		ae, inm string
+		status  int
+	}{
+		{"br", `"bigcss-br"`, 304},
+		{"br", `"bigcss"`, 200}, // the identity's tag does not validate the br answer
+		{"", `"bigcss"`, 304},
+		{"", `"bigcss-br"`, 200},
+		{"gzip", `"bigcss-br"`, 200},
+	} {
+		hdr := []string{"If-None-Match: " + c.inm}
+		if c.ae != "" {
+			hdr = append(hdr, "Accept-Encoding: "+c.ae)
+		}
+		if resp, _ := x.do(t, "GET", "/big.css", hdr...); resp.StatusCode != c.status {
+			t.Errorf("%q If-None-Match %s: %d, want %d", c.ae, c.inm, resp.StatusCode, c.status)
+		}
+	}
+	resp, body := x.do(t, "HEAD", "/big.css", "Accept-Encoding: br")
+	if resp.Header.Get("Content-Encoding") != "br" || len(body) != 0 || resp.ContentLength <= 0 || resp.ContentLength >= int64(len(bigJS)) {
+		t.Errorf("HEAD br: %q, %d bytes, length %d", resp.Header.Get("Content-Encoding"), len(body), resp.ContentLength)
+	}
+}
+
+func TestServeWithoutEdge(t *testing.T) {
+	x := newHarness(t, testSiteDoc)
+	x.h = NewHandler(HandlerConfig{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if resp, _ := x.do(t, "GET", "/api/users"); resp.StatusCode != 502 {
+		t.Errorf("upstream without an edge: %d, want 502", resp.StatusCode)
+	}
+	for path, coding := range map[string]string{"/app.js": "br", "/big.css": ""} { // sibling only
+		if resp, _ := x.do(t, "GET", path, "Accept-Encoding: br"); resp.StatusCode != 200 || resp.Header.Get("Content-Encoding") != coding {
+			t.Errorf("%s without an edge: %d %q, want 200 %q", path, resp.StatusCode, resp.Header.Get("Content-Encoding"), coding)
 		}
 	}
 }

@@ -140,13 +140,13 @@ func TestSecrets(t *testing.T) {
 	if !tenant.IsSealed(o.SecretAccessKey) || !tenant.IsSealed(s.PurgeWebhooks[0].Secret) {
 		t.Fatalf("not sealed: %q %q", o.SecretAccessKey, s.PurgeWebhooks[0].Secret)
 	}
-	if got, err := o.OpenSecretAccessKey(sealer, "t1", "s"); err != nil || got != "plain-secret" {
+	if got, err := o.OpenSecretAccessKey(sealer, "t1"); err != nil || got != "plain-secret" {
 		t.Errorf("open: %q %v", got, err)
 	}
-	if _, err := o.OpenSecretAccessKey(sealer, "t2", "s"); err == nil {
+	if _, err := o.OpenSecretAccessKey(sealer, "t2"); err == nil {
 		t.Error("opened for another tenant")
 	}
-	if got, err := s.PurgeWebhooks[0].OpenSecret(sealer, "t1", "s"); err != nil || got != "hook-secret" {
+	if got, err := s.PurgeWebhooks[0].OpenSecret(sealer, "t1"); err != nil || got != "hook-secret" {
 		t.Errorf("webhook secret: %q %v", got, err)
 	}
 	r := s.Redacted()

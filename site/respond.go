@@ -41,9 +41,13 @@ func (x *exchange) respond(rt *CompiledRoute, doc, p, key string, obj *Object, s
 	if obj.Encoding != "" {
 		h.Set("Content-Encoding", obj.Encoding)
 	} else if rt.compres && compressible(obj.Type) {
-		h["Vary"] = append(h["Vary"], varyAcceptEncoding...)
+		if v := h["Vary"]; v == nil {
+			h["Vary"] = varyAcceptEncoding
+		} else {
+			h["Vary"] = append(v, varyAcceptEncoding...)
+		}
 		if enc := x.encodingFor(obj); enc != encIdentity {
-			if c := x.h.compressed(x.r.Context(), x.req.Buckets, x.req.Site.Scope, rt, p, key, obj, enc); c != nil {
+			if c := x.h.compressed(x.r.Context(), x.req.Buckets, x.req.Site.Scope, rt, p, doc, key, obj, enc); c != nil {
 				obj.Close()
 				obj = c
 				h["Content-Encoding"] = encodingValues[enc]
@@ -57,6 +61,9 @@ func (x *exchange) respond(rt *CompiledRoute, doc, p, key string, obj *Object, s
 	}
 	defer obj.Close()
 	if status == http.StatusOK && obj.Size >= 0 {
+		if h["Content-Encoding"] != nil { // ServeContent leaves it out then (a Range answer gets its own)
+			h.Set("Content-Length", strconv.FormatInt(obj.Size, 10))
+		}
 		http.ServeContent(x.w, x.r, doc, obj.ModTime, obj.Content)
 		return
 	}

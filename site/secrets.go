@@ -7,21 +7,22 @@ import (
 	"github.com/coffer/coffer/tenant"
 )
 
-// Field names sealed values are bound to (with the tenant and site id, so a
-// sealed value copied to another tenant, site or field does not open there).
+// Field names sealed values are bound to (with the tenant, so a sealed value
+// copied to another tenant or field does not open there; not with the site id,
+// so the origin factory, which is given the tenant only, can open it).
 const (
 	fieldS3Secret      = "s3.secretAccessKey"
 	fieldWebhookSecret = "purgeWebhooks.secret"
 )
 
-// sealContext binds a sealed value to its tenant, site and field.
-func sealContext(tenantID, siteID, field string) string {
-	return "coffer site\x00" + tenantID + "\x00" + siteID + "\x00" + field
+// sealContext binds a sealed value to its tenant and field.
+func sealContext(tenantID, field string) string {
+	return "coffer site\x00" + tenantID + "\x00" + field
 }
 
 // Prepare turns a written site into its stored form for tenantID: the S3
 // origins' secret keys and the purge webhooks' secrets are sealed. Values already
-// sealed are kept (they must open with this key, tenant, site and field).
+// sealed are kept (they must open with this key, tenant and field).
 // An accessKeyId without its secret key (an update that omitted it and found
 // none to keep) is refused. Validates first; returns EINVALID.
 func (s *Site) Prepare(sealer *tenant.Sealer, tenantID string) error {
@@ -34,7 +35,7 @@ func (s *Site) Prepare(sealer *tenant.Sealer, tenantID string) error {
 			if o.AccessKeyID != "" && o.SecretAccessKey == "" {
 				return invalid(at, "required with an accessKeyId")
 			}
-			if err := seal(sealer, &o.SecretAccessKey, sealContext(tenantID, s.ID, fieldS3Secret), at); err != nil {
+			if err := seal(sealer, &o.SecretAccessKey, sealContext(tenantID, fieldS3Secret), at); err != nil {
 				return err
 			}
 		}
@@ -42,7 +43,7 @@ func (s *Site) Prepare(sealer *tenant.Sealer, tenantID string) error {
 	for i := range s.PurgeWebhooks {
 		h := &s.PurgeWebhooks[i]
 		at := fmt.Sprintf("purgeWebhooks[%d].secret", i)
-		if err := seal(sealer, &h.Secret, sealContext(tenantID, s.ID, fieldWebhookSecret), at); err != nil {
+		if err := seal(sealer, &h.Secret, sealContext(tenantID, fieldWebhookSecret), at); err != nil {
 			return err
 		}
 	}
@@ -66,14 +67,14 @@ func seal(sealer *tenant.Sealer, v *string, ctx, at string) error {
 
 // OpenSecretAccessKey returns the S3 origin's secret key in plaintext ("" if
 // none) for the origin factory. Returns EINVALID if it does not open (another
-// server key, tenant or site) or was never sealed.
-func (o *S3Origin) OpenSecretAccessKey(sealer *tenant.Sealer, tenantID, siteID string) (string, error) {
-	return openSealed(sealer, o.SecretAccessKey, sealContext(tenantID, siteID, fieldS3Secret))
+// server key or tenant) or was never sealed.
+func (o *S3Origin) OpenSecretAccessKey(sealer *tenant.Sealer, tenantID string) (string, error) {
+	return openSealed(sealer, o.SecretAccessKey, sealContext(tenantID, fieldS3Secret))
 }
 
 // OpenSecret returns the webhook's secret in plaintext ("" if none).
-func (h *PurgeWebhook) OpenSecret(sealer *tenant.Sealer, tenantID, siteID string) (string, error) {
-	return openSealed(sealer, h.Secret, sealContext(tenantID, siteID, fieldWebhookSecret))
+func (h *PurgeWebhook) OpenSecret(sealer *tenant.Sealer, tenantID string) (string, error) {
+	return openSealed(sealer, h.Secret, sealContext(tenantID, fieldWebhookSecret))
 }
 
 // openSealed opens a sealed value; "" is "".
@@ -110,7 +111,7 @@ func (s *Site) Redacted() *Site {
 // changed destination needs its secret again. Call it before Prepare.
 func (s *Site) KeepSecrets(old *Site) {
 	if old == nil || old.ID != s.ID {
-		return // sealed values are bound to the site id
+		return // an update of the same site only
 	}
 	for i := range s.Routes {
 		o := s.Routes[i].Target.S3
