@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -60,6 +61,8 @@ type Main struct {
 	rpcPrefixes    []string // the management API face's, the same for every tenant
 	// tenancy routes requests to tenants (nil without --tenants).
 	tenancy *tenancy
+	// sites serves the sites (nil with --sites=false).
+	sites *sites
 }
 
 // New validates cfg, opens the stores (migrating the metadata database) and builds
@@ -185,5 +188,11 @@ func (s *Main) Close() error {
 	if s.images != nil && s.parts.Images == nil {
 		s.images.Close()
 	}
-	return s.st.Close()
+	var errs []error
+	if s.sites != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+		errs = append(errs, s.sites.close(ctx))
+		cancel()
+	}
+	return errors.Join(append(errs, s.st.Close())...)
 }

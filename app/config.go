@@ -77,6 +77,9 @@ type Config struct {
 	ClamAV      ClamAVConfig
 	// Tenants is the multi-tenancy settings (off: one implicit tenant).
 	Tenants TenantsConfig
+	// Sites is the settings of sites: host-routed static sites and upstream
+	// origins with a pull-through cache and an audit log.
+	Sites SitesConfig
 	// Version is reported by the API and the start-up log.
 	Version string
 }
@@ -123,6 +126,7 @@ func DefaultConfig() Config {
 		AccessLog: hcfg.AccessLog.Mode, AccessLogReads: hcfg.AccessLog.ReadsPerSecond,
 		ClamAV:  ClamAVConfig{Timeout: clamd.DefaultConfig().Timeout},
 		Version: "dev", FastPath: true, Tenants: TenantsConfig{MaxGraphs: 256, MetricsLabels: 50},
+		Sites: SitesConfig{On: true, EdgeSize: 1 << 30, EdgeMaxObject: 256 << 20, AuditSize: 1 << 30, Refresh: 5 * time.Second},
 	}
 }
 
@@ -149,6 +153,9 @@ func (c *Config) Validate() error {
 		c.MetricsListen = addr
 	}
 	if err := c.validateDebugListen(); err != nil {
+		return err
+	}
+	if err := c.Sites.validate(); err != nil {
 		return err
 	}
 	if c.PublicURL == "" {

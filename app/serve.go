@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/api"
 	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/auth"
@@ -53,12 +54,19 @@ func (s *Main) buildHTTP() error {
 		s.parts.HTTP(&hcfg)
 	}
 	s.hcfg = hcfg
+	if err := s.buildSites(context.Background()); err != nil {
+		return err
+	}
 	h, err := hasura.New(hcfg, s.svc, s.authn, signer, s.log)
 	if err != nil {
 		return err
 	}
 	rcfg := rpcapi.DefaultConfig()
 	rcfg.Version, rcfg.Metrics, rcfg.AccessLog = c.Version, hcfg.Metrics, hcfg.AccessLog
+	if st := s.sites; st != nil {
+		rcfg.Sites, rcfg.Audit = siteAdmin{st: st, tenant: coffer.DefaultTenantID}, auditQuerier{st}
+		st.registerMetrics(hcfg.Metrics)
+	}
 	s.rcfg = rcfg
 	if c.Tenants.On {
 		if s.tenancy, err = newTenancy(context.Background(), s, c.Tenants); err != nil {
@@ -81,6 +89,9 @@ func (s *Main) buildHTTP() error {
 	var handler http.Handler = router
 	if s.tenancy != nil {
 		s.tenancy.def, handler = router, tenantRouter{s.tenancy}
+	}
+	if s.sites != nil {
+		handler = siteFront{st: s.sites, next: handler}
 	}
 	// Slow clients: headers must arrive within 10 s; bodies are read and responses
 	// written under per-request deadlines that the faces set and extends as bytes move.
@@ -207,6 +218,9 @@ func (s *Main) Run(ctx context.Context) error {
 	}
 	if tn := s.tenancy; tn != nil {
 		s.bg.Go(func() { tn.run(sweepCtx, tenantRefresh, s.cfg.SweepInterval) })
+	}
+	if st := s.sites; st != nil {
+		s.bg.Go(func() { st.run(sweepCtx) })
 	}
 	s.webhooksDone = s.runWebhooks(sweepCtx)
 	errc := make(chan error, 4)

@@ -184,6 +184,10 @@ func (s *Main) tenantFaces(t *coffer.Tenant, cfg tenantSettings, svc *service.Se
 	}
 	rcfg := s.rcfg
 	rcfg.Tenants, rcfg.PlatformSecret, rcfg.TenantHost = nil, "", true // TenantService is the platform's, on the default tenant's hosts only
+	rcfg.Tenant = t.ID
+	if s.sites != nil {
+		rcfg.Sites = siteAdmin{st: s.sites, tenant: t.ID}
+	}
 	rpc := &lazyFace{prefixes: s.rpcPrefixes, build: func() (http.Handler, error) {
 		return rpcapi.New(rcfg, svc, tenantNode{}, h.PresignedURL, authn, log)
 	}}

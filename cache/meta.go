@@ -69,6 +69,12 @@ type metaCaches struct {
 	onRules map[string]func()
 	// onTenant runs when a tenant's registry row changes ("t:<tenant>").
 	onTenant atomic.Pointer[func(tenant string)]
+	// onSites runs when a tenant's sites change ("s:<tenant>"), onPurge for a site
+	// purge sent by another node ("p:<payload>"), onWritten after this node wrote
+	// file rows (OnFileWritten).
+	onSites   atomic.Pointer[func(tenant string)]
+	onPurge   atomic.Pointer[func(payload string)]
+	onWritten atomic.Pointer[func(tenant string, files []*coffer.File)]
 }
 
 var _ meta.Store = (*Meta)(nil)
@@ -138,6 +144,38 @@ func (m *Meta) OnRulesChanged(fn func()) {
 // OnTenantChanged sets fn to run when a tenant's row in the tenant registry changes
 // on another node (the invalidation "t:<tenant>"), so this node reads it again.
 func (m *Meta) OnTenantChanged(fn func(tenant string)) { m.onTenant.Store(&fn) }
+
+// OnSitesChanged sets fn to run when a tenant's sites change on another node (the
+// invalidation "s:<tenant>"); without it such a key flushes everything.
+func (m *Meta) OnSitesChanged(fn func(tenant string)) { m.onSites.Store(&fn) }
+
+// OnPurge sets fn to run for a site purge another node sent ("p:<payload>", the
+// payload as sent); without it such a key is ignored (no cached row is involved).
+func (m *Meta) OnPurge(fn func(payload string)) { m.onPurge.Store(&fn) }
+
+// OnFileWritten sets fn to run after any view of m wrote file rows on this node:
+// with the view's tenant and the rows written (before and after a replace, a rename
+// or a metadata change, the row deleted), so that sites serving a bucket can purge
+// the paths of the names that changed. It is not called for failed writes.
+func (m *Meta) OnFileWritten(fn func(tenant string, files []*coffer.File)) { m.onWritten.Store(&fn) }
+
+// written runs the OnFileWritten function with this view's tenant and the non-nil
+// rows of files.
+func (m *Meta) written(err error, files ...*coffer.File) {
+	fn := m.onWritten.Load()
+	if fn == nil || err != nil {
+		return
+	}
+	rows := make([]*coffer.File, 0, len(files))
+	for _, f := range files {
+		if f != nil {
+			rows = append(rows, f)
+		}
+	}
+	if len(rows) > 0 {
+		(*fn)(m.tenant, rows)
+	}
+}
 
 // FileStats and BucketStats return the hit, miss and eviction counts.
 func (m *Meta) FileStats() stats.Stats   { return m.fstats.Snapshot() }
@@ -223,13 +261,16 @@ func (m *Meta) bucketKey(id string) string { return m.keyPrefix + id }
 // Invalidation keys, as sent between nodes (meta/postgres's NOTIFY payloads):
 // "f:<file id>", "b:<bucket id>" and "r" (the rules) for the default tenant,
 // "f:<tenant>/<file id>", "b:<tenant>/<bucket id>" and "r:<tenant>" for others,
-// "t:<tenant>" for a tenant's registry row, "*" for everything.
+// "t:<tenant>" for a tenant's registry row, "s:<tenant>" for a tenant's sites ("s:"
+// the default tenant's), "p:<payload>" for a site purge, "*" for everything.
 const (
 	prefixFile   = "f:"
 	prefixBucket = "b:"
 	keyRules     = "r"
 	prefixRules  = "r:"
 	prefixTenant = "t:"
+	prefixSites  = "s:"
+	prefixPurge  = "p:"
 	keyAll       = "*"
 )
 
@@ -253,6 +294,16 @@ func (m *Meta) Invalidate(key string) {
 			(*fn)(key[2:])
 		} else {
 			m.Flush()
+		}
+	case len(key) >= 2 && key[:2] == prefixSites:
+		if fn := m.onSites.Load(); fn != nil {
+			(*fn)(key[2:])
+		} else {
+			m.Flush()
+		}
+	case len(key) > 2 && key[:2] == prefixPurge:
+		if fn := m.onPurge.Load(); fn != nil {
+			(*fn)(key[2:])
 		}
 	default:
 		m.Flush()
@@ -331,7 +382,9 @@ func (m *Meta) BeginUpload(ctx context.Context, blobKey string, f *coffer.File) 
 
 func (m *Meta) CommitUpload(ctx context.Context, id, blobKey string, u coffer.FileUpdate) (*coffer.File, *coffer.File, error) {
 	defer m.dropFile(id)
-	return m.store.CommitUpload(ctx, id, blobKey, u)
+	before, after, err := m.store.CommitUpload(ctx, id, blobKey, u)
+	m.written(err, before, after)
+	return before, after, err
 }
 
 func (m *Meta) CreateFiles(ctx context.Context, files []*coffer.File) error {
@@ -340,17 +393,30 @@ func (m *Meta) CreateFiles(ctx context.Context, files []*coffer.File) error {
 			m.dropFile(f.ID)
 		}
 	}()
-	return m.store.CreateFiles(ctx, files)
+	err := m.store.CreateFiles(ctx, files)
+	m.written(err, files...)
+	return err
 }
 
+// UpdateFile reports the row before the change too (read from the cache or the
+// store first, only when someone listens: OnFileWritten), so that a rename purges
+// the old name's path.
 func (m *Meta) UpdateFile(ctx context.Context, id string, u coffer.FileUpdate) (*coffer.File, error) {
 	defer m.dropFile(id)
-	return m.store.UpdateFile(ctx, id, u)
+	var before *coffer.File
+	if m.onWritten.Load() != nil {
+		before, _ = m.GetFile(ctx, id)
+	}
+	after, err := m.store.UpdateFile(ctx, id, u)
+	m.written(err, before, after)
+	return after, err
 }
 
 func (m *Meta) DeleteFile(ctx context.Context, id string) (*coffer.File, error) {
 	defer m.dropFile(id)
-	return m.store.DeleteFile(ctx, id)
+	f, err := m.store.DeleteFile(ctx, id)
+	m.written(err, f)
+	return f, err
 }
 
 // GetFileByName always asks the store: the cache is keyed by file id, and a name's
@@ -365,5 +431,6 @@ func (m *Meta) PutFileByName(ctx context.Context, f *coffer.File, p meta.Precond
 	if after != nil {
 		m.dropFile(after.ID)
 	}
+	m.written(err, before, after)
 	return before, after, err
 }

@@ -110,6 +110,8 @@ type S3Origin struct {
 	SecretAccessKey string   `json:"secretAccessKey,omitempty"` // sealed once stored; never answered
 	PathStyle       bool     `json:"pathStyle,omitempty"`
 	Timeout         Duration `json:"timeout,omitempty"`
+	// SecretAccessKeySet is set in answers when there is a secret key; ignored on input.
+	SecretAccessKeySet bool `json:"secretAccessKeySet,omitempty"`
 }
 
 // Redirect answers with Status (301, 302, 307 or 308; default 301) and Location

@@ -3,9 +3,7 @@ package tenant
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/coffer/coffer"
@@ -88,30 +86,13 @@ func Parse(doc []byte) (*Settings, error) {
 	if len(bytes.TrimSpace(doc)) == 0 {
 		return s, nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(s); err != nil {
-		return nil, decodeErr(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, coffer.InvalidField("", "settings: data after the JSON object")
+	if err := coffer.DecodeDocument(doc, s, "settings"); err != nil {
+		return nil, err
 	}
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
 	return s, nil
-}
-
-// decodeErr turns a JSON decoding error into an EINVALID naming the field.
-func decodeErr(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return invalid(te.Field, "wrong type (want %s)", te.Type)
-	}
-	if msg, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return coffer.InvalidField(strings.Trim(msg, `"`), "settings: unknown field "+msg)
-	}
-	return coffer.InvalidField("", "settings: not a JSON object: "+err.Error())
 }
 
 // invalid returns the EINVALID error of the field at, naming it as Field.

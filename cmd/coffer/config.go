@@ -69,6 +69,7 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	compatFlags(fs, &c.Compat)
 	clamavFlags(fs, &c.ClamAV)
 	tenantFlags(fs, &c.Tenants)
+	siteFlags(fs, &c.Sites)
 	fs.Int64Var(&c.GCHeapFloor, "gc-heap-floor", 16<<20, "bytes of heap the garbage collector lets grow before it runs while the live heap is small (GOGC raised up to 400; back to 100 as the live heap and goroutine stacks grow); 0 = Go's default (4 MB). Ignored when GOGC is set")
 	fs.StringVar(&c.AccessLog, "access-log", d.AccessLog, "access log lines (INFO \"request\"): on = every error (status >= 400) and write, and successful GET/HEAD up to --access-log-reads-per-sec; errors = status >= 400 only; off")
 	fs.IntVar(&c.AccessLogReads, "access-log-reads-per-sec", d.AccessLogReads, "with --access-log on: successful GET/HEAD lines per second at most; the next line logged counts those left out (\"skipped\"); 0 = log every request")

@@ -1,0 +1,218 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/site"
+)
+
+// reload reads every tenant's sites and installs the host map. A site whose
+// document and update time are unchanged keeps its compiled form (and so its
+// origins' circuit breakers); one that no longer compiles is left out and logged,
+// without taking the others down.
+func (st *sites) reload(ctx context.Context) error {
+	rows, err := st.reg.AllSites(ctx)
+	if err != nil {
+		return err
+	}
+	old := st.hosts.Load()
+	m := &siteMap{byHost: map[string]*siteEntry{}, byTenant: map[string][]*siteEntry{}}
+	for _, row := range rows {
+		e := st.reuse(old, row)
+		if e == nil {
+			if e, err = st.compile(row); err != nil {
+				st.log.Error("site left out: it does not compile", "tenant", row.TenantID, "site", row.ID, "err", err)
+				continue
+			}
+		}
+		for _, h := range row.Hosts {
+			m.byHost[h] = e
+		}
+		m.byTenant[row.TenantID] = append(m.byTenant[row.TenantID], e)
+	}
+	st.hosts.Store(m)
+	return nil
+}
+
+// reuse returns old's entry for row when row has not changed since it was compiled.
+func (st *sites) reuse(old *siteMap, row *coffer.Site) *siteEntry {
+	if old == nil {
+		return nil
+	}
+	for _, e := range old.byTenant[row.TenantID] {
+		if e.row.ID == row.ID && e.row.UpdatedAt.Equal(row.UpdatedAt) && bytes.Equal(e.row.Doc, row.Doc) {
+			return e
+		}
+	}
+	return nil
+}
+
+// compile parses and compiles a stored site.
+func (st *sites) compile(row *coffer.Site) (*siteEntry, error) {
+	doc, err := site.Parse(row.Doc)
+	if err != nil {
+		return nil, err
+	}
+	c, err := site.Compile(doc, row.TenantID, originFactory{st: st, site: row.ID})
+	if err != nil {
+		return nil, err
+	}
+	return &siteEntry{tenant: row.TenantID, row: row, doc: doc, compiled: c}, nil
+}
+
+// entry returns tenant's site id, nil if there is none.
+func (st *sites) entry(tenant, id string) *siteEntry {
+	if m := st.hosts.Load(); m != nil {
+		for _, e := range m.byTenant[tenant] {
+			if e.row.ID == id {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// changed wakes run to read the sites again at once.
+func (st *sites) changed() {
+	select {
+	case st.kick <- struct{}{}:
+	default:
+	}
+}
+
+// run keeps the sites current until ctx ends: every Refresh, and at once when a
+// site changes (here, or on another node through the bus).
+func (st *sites) run(ctx context.Context) {
+	t := time.NewTicker(st.s.cfg.Sites.Refresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-st.kick:
+		}
+		if err := st.reload(ctx); err != nil && ctx.Err() == nil {
+			st.log.Warn("reading the sites failed; retrying", "err", err)
+		}
+	}
+}
+
+// purgeMessage is a purge as broadcast to other nodes ("p:" + its JSON).
+type purgeMessage struct {
+	Tenant string     `json:"t"`
+	Site   string     `json:"s"`
+	Purge  site.Purge `json:"p"`
+}
+
+// maxPurgePayload keeps a broadcast under PostgreSQL's NOTIFY payload limit (8000
+// bytes); a larger purge is broadcast as a purge of the whole site.
+const maxPurgePayload = 7800
+
+// purge applies p to tenant's site here; from this node's own request or change
+// (origin), it also tells the other nodes and the site's purge webhooks. It returns
+// the edge entries removed here and whether other nodes were told.
+func (st *sites) purge(ctx context.Context, tenant, id string, p site.Purge, origin bool) (int, bool) {
+	removed := st.edge.Purge(tenant+"/"+id, p)
+	st.dropNames(tenant, id, p)
+	if !origin {
+		return removed, false
+	}
+	told := st.broadcast(ctx, purgeMessage{Tenant: tenant, Site: id, Purge: p})
+	if e := st.entry(tenant, id); e != nil && len(e.doc.PurgeWebhooks) > 0 {
+		st.tellWebhooks(e, p)
+	}
+	return removed, told
+}
+
+// broadcast sends m to the other nodes; false on one node or if it failed (logged).
+func (st *sites) broadcast(ctx context.Context, m purgeMessage) bool {
+	if st.notify == nil {
+		return false
+	}
+	b, _ := json.Marshal(m)
+	if len(b) > maxPurgePayload {
+		b, _ = json.Marshal(purgeMessage{Tenant: m.Tenant, Site: m.Site})
+	}
+	if err := st.notify.Notify(ctx, "p:"+string(b)); err != nil {
+		st.log.Warn("site purge not broadcast", "tenant", m.Tenant, "site", m.Site, "err", err)
+		return false
+	}
+	return true
+}
+
+// heard applies a purge another node broadcast.
+func (st *sites) heard(payload string) {
+	var m purgeMessage
+	if err := json.Unmarshal([]byte(payload), &m); err != nil {
+		st.log.Warn("unreadable site purge from another node", "err", err)
+		return
+	}
+	st.purge(context.Background(), m.Tenant, m.Site, m.Purge, false)
+}
+
+// dropNames forgets the bucket names a purge covers: those of its paths exactly,
+// every name of the tenant for a purge by prefix, tag or of the whole site.
+func (st *sites) dropNames(tenant, id string, p site.Purge) {
+	e := st.entry(tenant, id)
+	if e == nil || len(p.Prefixes) > 0 || len(p.Tags) > 0 || len(p.Paths) == 0 {
+		st.names.dropTenant(tenant)
+		return
+	}
+	for _, pth := range p.Paths {
+		for _, k := range bucketKeys(e.compiled, pth) {
+			st.names.drop(tenant, k.bucket, k.key)
+		}
+	}
+}
+
+// fileWritten purges, on every site of tenant serving the files' bucket, the paths
+// of the names written (a replace, a rename, a delete, a new file under a name
+// that was missing): cluster-wide and to the sites' purge webhooks.
+func (st *sites) fileWritten(tenant string, files []*coffer.File) {
+	m := st.hosts.Load()
+	if m == nil || len(m.byTenant[tenant]) == 0 {
+		return
+	}
+	for _, e := range m.byTenant[tenant] {
+		var paths []string
+		for _, f := range files {
+			paths = append(paths, pathsOf(e.compiled, f.BucketID, f.Name)...)
+			if base := siblingBase(f.Name); base != f.Name {
+				paths = append(paths, pathsOf(e.compiled, f.BucketID, base)...)
+			}
+		}
+		if len(paths) > 0 {
+			st.purge(context.Background(), tenant, e.row.ID, site.Purge{Paths: dedupe(paths)}, true)
+		}
+	}
+}
+
+// siblingBase is the name a precompressed sibling ("app.js.br") stands for.
+func siblingBase(name string) string {
+	for _, ext := range []string{".br", ".zst", ".gz"} {
+		if b, ok := strings.CutSuffix(name, ext); ok && path.Ext(b) != "" {
+			return b
+		}
+	}
+	return name
+}
+
+// dedupe returns list without repeats, in order.
+func dedupe(list []string) []string {
+	seen := make(map[string]bool, len(list))
+	out := list[:0]
+	for _, s := range list {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}

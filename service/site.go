@@ -1,0 +1,62 @@
+package service
+
+import (
+	"context"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/blob"
+)
+
+// maxSameName bounds how many files of one name SiteFile reads to pick the newest.
+const maxSameName = 1000
+
+// SiteFile returns the uploaded file a site serves for name in bucket, whoever asks:
+// a site's routes are bound by the tenant's admin, whose binding makes the bucket's
+// files public. It is the name-addressed file when there is one (meta.Store
+// GetFileByName), otherwise the most recently updated uploaded file with that name
+// (files uploaded through /v1 may share a name). ENOTFOUND if there is none.
+func (s *Service) SiteFile(ctx context.Context, bucket, name string) (*coffer.File, error) {
+	f, err := s.meta.GetFileByName(ctx, bucket, name)
+	if err == nil && f.IsUploaded {
+		return f, nil
+	}
+	if err != nil && coffer.ErrorCode(err) != coffer.ENOTFOUND {
+		return nil, err
+	}
+	page, err := s.meta.ListFiles(ctx, coffer.ListOptions{BucketID: bucket, Prefix: name, Limit: maxSameName})
+	if coffer.ErrorCode(err) == coffer.ENOTFOUND || coffer.ErrorCode(err) == coffer.EINVALID {
+		return nil, errFileNotFound()
+	}
+	if err != nil {
+		return nil, err
+	}
+	var newest *coffer.File
+	for _, c := range page.Files { // ordered by name: the exact name comes first
+		if c.Name != name {
+			break
+		}
+		if newest == nil || c.UpdatedAt.After(newest.UpdatedAt) {
+			newest = c
+		}
+	}
+	if newest == nil {
+		return nil, errFileNotFound()
+	}
+	return newest, nil
+}
+
+// OpenSiteFile opens the contents of file id for a site, whoever asks, through the
+// hot-path caches (the row from the metadata cache, the bytes from the content
+// cache). It returns ENOTFOUND when the file is gone or no longer named name in
+// bucket (a cached id gone stale): the caller looks the name up again.
+func (s *Service) OpenSiteFile(ctx context.Context, bucket, name, id string) (*coffer.File, blob.Reader, error) {
+	f, _, r, err := s.OpenFile(ctx, coffer.AdminPrincipal(), id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if f.BucketID != bucket || f.Name != name {
+		r.Close()
+		return nil, nil, errFileNotFound()
+	}
+	return f, r, nil
+}

@@ -1,0 +1,125 @@
+package site
+
+import (
+	"fmt"
+	"net/http"
+	"sort"
+
+	"github.com/coffer/coffer"
+)
+
+// responseHeaderOwned are the response headers a route or header rule may not
+// set: the server writes them from the content and the request (framing,
+// encoding, ranges, validators, caching: Cache-Control comes from cacheControl
+// rules and Surrogate-Key from tags), and Set-Cookie, which a cached static
+// answer must never carry. Content-Type and Vary may be set (a Vary is added to,
+// never replaced).
+var responseHeaderOwned = map[string]bool{
+	"Content-Length": true, "Transfer-Encoding": true, "Connection": true, "Keep-Alive": true,
+	"Upgrade": true, "Trailer": true, "Te": true, "Content-Encoding": true, "Content-Range": true,
+	"Accept-Ranges": true, "Etag": true, "Last-Modified": true, "Date": true, "Age": true,
+	"Cache-Control": true, "Surrogate-Key": true, "X-Cache": true, "Location": true,
+	"Set-Cookie": true, "Proxy-Authenticate": true,
+}
+
+// requestHeaderOwned are the headers an origin's Headers may not send: the edge
+// writes framing, conditionals and ranges itself.
+var requestHeaderOwned = map[string]bool{
+	"Host": true, "Content-Length": true, "Transfer-Encoding": true, "Connection": true,
+	"Keep-Alive": true, "Upgrade": true, "Trailer": true, "Te": true, "Range": true, "If-Range": true,
+	"If-None-Match": true, "If-Modified-Since": true, "If-Match": true, "If-Unmodified-Since": true,
+	"Accept-Encoding": true, "Expect": true, "Proxy-Authorization": true,
+}
+
+// validHeaders checks header names (tokens, not owned) and values (no CR, LF,
+// NUL or other control characters but tab).
+func validHeaders(at string, h map[string]string, owned map[string]bool) error {
+	if len(h) > maxHeaders {
+		return invalid(at, "at most %d headers", maxHeaders)
+	}
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
+	}
+	sort.Strings(names) // the same document always names the same field
+	for _, k := range names {
+		if !validToken(k) {
+			return invalid(at, "%q is not a header name", k)
+		}
+		if owned[http.CanonicalHeaderKey(k)] {
+			return invalid(at+"."+k, "is set by the server")
+		}
+		if v := h[k]; len(v) > maxValueLen || !validValue(v) {
+			return invalid(at+"."+k, "a value is at most %d bytes without control characters", maxValueLen)
+		}
+	}
+	return nil
+}
+
+// validToken reports whether s is an RFC 9110 token.
+func validToken(s string) bool {
+	if s == "" || len(s) > 256 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= ' ' || c >= 0x7f {
+			return false
+		}
+		switch c {
+		case '"', '(', ')', ',', '/', ':', ';', '<', '=', '>', '?', '@', '[', '\\', ']', '{', '}':
+			return false
+		}
+	}
+	return true
+}
+
+// validValue reports whether v is a header value: no control characters but tab.
+func validValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderRules checks a site's header rules.
+func validHeaderRules(at string, rules []HeaderRule) error {
+	if len(rules) > maxHeaderRules {
+		return invalid(at, "at most %d rules", maxHeaderRules)
+	}
+	for i, r := range rules {
+		ra := fmt.Sprintf("%s[%d]", at, i)
+		if _, err := parseMatch(r.Match); err != nil {
+			return invalid(ra+".match", "%s", err)
+		}
+		if len(r.Set) == 0 {
+			return invalid(ra+".set", "names no header")
+		}
+		if err := validHeaders(ra+".set", r.Set, responseHeaderOwned); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validCacheRules checks a route's Cache-Control rules: patterns, and values as a
+// bucket's cacheControl is checked (directives only, printable ASCII, <= 256).
+func validCacheRules(at string, rules []CacheRule) error {
+	if len(rules) > maxCacheRules {
+		return invalid(at, "at most %d rules", maxCacheRules)
+	}
+	for i, r := range rules {
+		ra := fmt.Sprintf("%s[%d]", at, i)
+		if _, err := parseMatch(r.Match); err != nil {
+			return invalid(ra+".match", "%s", err)
+		}
+		b := coffer.NewBucket("x")
+		b.CacheControl = r.Value
+		if err := b.Validate(); err != nil || r.Value == "" {
+			return invalid(ra+".value", "not a Cache-Control value")
+		}
+	}
+	return nil
+}
