@@ -10,6 +10,8 @@ import (
 
 	"connectrpc.com/connect"
 	"github.com/spf13/cobra"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/coffer/coffer/app"
 	"github.com/coffer/coffer/auth"
@@ -35,7 +37,7 @@ func newAdminCmd() *cobra.Command {
 	c := &adminConfig{}
 	cmd := &cobra.Command{
 		Use:   "admin",
-		Short: "Manage a running coffer server: buckets, files, rules, webhooks, maintenance, tenants",
+		Short: "Manage a running coffer server: buckets, files, rules, webhooks, maintenance, tenants, sites",
 		Long: "Manage a running coffer server through its management API (coffer.admin.v1).\n" +
 			"Output is a table when stdout is a terminal, JSON otherwise (--output to choose).\n" +
 			"Errors are one line on stderr, with exit status 1.",
@@ -44,7 +46,7 @@ func newAdminCmd() *cobra.Command {
 	fs.StringVar(&c.Server, "server", "http://"+app.DefaultConfig().Listen, "URL of the coffer server")
 	fs.StringVar(&c.AdminSecret, "admin-secret", "", "admin secret (sent as "+auth.HeaderAdminSecret+")")
 	fs.StringVar(&c.Token, "token", "", "a JWT to call as (Authorization: Bearer), instead of the admin secret")
-	fs.StringVar(&c.PlatformSecret, "platform-secret", "", "the platform admin's secret, for the tenants commands (sent as "+rpcapi.HeaderPlatformSecret+")")
+	fs.StringVar(&c.PlatformSecret, "platform-secret", "", "the platform admin's secret, for the tenants commands and audit query --tenant (sent as "+rpcapi.HeaderPlatformSecret+")")
 	fs.StringVar(&c.Output, "output", "", "output format: table or json (default: table on a terminal, else json)")
 	fs.DurationVar(&c.Timeout, "timeout", 30*time.Second, "time limit of each call")
 	bindEnv(fs)
@@ -54,7 +56,8 @@ func newAdminCmd() *cobra.Command {
 		}
 		return c.check()
 	}
-	cmd.AddCommand(bucketsCmd(c), filesCmd(c), rulesCmd(c), webhooksCmd(c), opsCmd(c), serverCmd(c), tenantsCmd(c))
+	cmd.AddCommand(bucketsCmd(c), filesCmd(c), rulesCmd(c), webhooksCmd(c), opsCmd(c), serverCmd(c), tenantsCmd(c),
+		sitesCmd(c), auditCmd(c))
 	return cmd
 }
 
@@ -142,21 +145,44 @@ func callError(err error) error {
 
 // readDocument reads a rules file ("-": standard input), at most 1 MiB.
 func readDocument(name string) (string, error) {
+	b, err := readInput(name, "a rules document")
+	return string(b), err
+}
+
+// maxInput bounds a file the admin commands read.
+const maxInput = 1 << 20
+
+// readInput reads file name ("-": standard input), at most maxInput bytes; what
+// names it in the error past that.
+func readInput(name, what string) ([]byte, error) {
 	var r io.Reader = os.Stdin
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		defer f.Close()
 		r = f
 	}
-	b, err := io.ReadAll(io.LimitReader(r, 1<<20+1))
+	b, err := io.ReadAll(io.LimitReader(r, maxInput+1))
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	if len(b) > 1<<20 {
-		return "", fmt.Errorf("%s: a rules document is at most 1 MiB", name)
+	if len(b) > maxInput {
+		return nil, fmt.Errorf("%s: %s is at most 1 MiB", name, what)
 	}
-	return string(b), nil
+	return b, nil
+}
+
+// readJSON reads file name as m's protobuf JSON, as readInput does; a field the
+// contract does not have is an error, as on the server.
+func readJSON(name, what string, m proto.Message) error {
+	b, err := readInput(name, what)
+	if err != nil {
+		return err
+	}
+	if err := protojson.Unmarshal(b, m); err != nil {
+		return fmt.Errorf("%s: %v", name, err)
+	}
+	return nil
 }

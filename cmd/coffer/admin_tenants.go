@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
 	"strings"
 
 	"connectrpc.com/connect"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"google.golang.org/protobuf/encoding/protojson"
 
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 	"github.com/coffer/coffer/proto/gen/coffer/admin/v1/adminv1connect"
@@ -156,27 +153,8 @@ func tenantRows(ts ...*adminv1.Tenant) [][]string {
 // readSettings reads a TenantSettings JSON file ("-": standard input), at most
 // 1 MiB; a field the contract does not have is an error, as on the server.
 func readSettings(name string) (*adminv1.TenantSettings, error) {
-	var r io.Reader = os.Stdin
-	if name != "-" {
-		f, err := os.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		r = f
-	}
-	b, err := io.ReadAll(io.LimitReader(r, 1<<20+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > 1<<20 {
-		return nil, fmt.Errorf("%s: a settings file is at most 1 MiB", name)
-	}
 	s := &adminv1.TenantSettings{}
-	if err := protojson.Unmarshal(b, s); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	return s, nil
+	return s, readJSON(name, "a settings file", s)
 }
 
 // changedAny reports whether any of the named flags was given.

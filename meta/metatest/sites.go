@@ -1,8 +1,10 @@
 package metatest
 
 import (
+	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +31,7 @@ var siteTests = []struct {
 	{"Isolation", testSitesIsolation},
 	{"AllSites", testAllSites},
 	{"Purge", testSitesPurge},
+	{"HostRace", testSiteHostRace},
 }
 
 // RunSites runs the sites suite (meta.Sites on tenants' views, the default tenant's
@@ -279,4 +282,44 @@ func testSitesPurge(t *testing.T, s SiteStore) {
 	must(t, err)
 	checkSites(t, "AllSites after the purge", all, []*coffer.Site{kept})
 	mustSite(t, sites(t, s, "keep"), "taken", "www.gone.example", "docs.gone.example")
+}
+
+// testSiteHostRace: a tenant and a site that take the same host at the same time
+// do not both get it (the store checks the other table and inserts as one step).
+func testSiteHostRace(t *testing.T, s SiteStore) {
+	ctx := t.Context()
+	v := sites(t, s, coffer.DefaultTenantID)
+	for i := range 40 {
+		host := fmt.Sprintf("race%d.example", i)
+		var wg sync.WaitGroup
+		var tenantErr, siteErr error
+		start := make(chan struct{})
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			<-start
+			tenantErr = s.CreateTenant(ctx, &coffer.Tenant{ID: fmt.Sprintf("race%d", i), Hosts: []string{host}})
+		}()
+		go func() {
+			defer wg.Done()
+			<-start
+			siteErr = v.CreateSite(ctx, &coffer.Site{ID: fmt.Sprintf("race%d", i), Hosts: []string{host}})
+		}()
+		close(start)
+		wg.Wait()
+		if (tenantErr == nil) == (siteErr == nil) {
+			t.Fatalf("host %s: tenant %v, site %v: want exactly one to take it", host, tenantErr, siteErr)
+		}
+		wantHostConflict(t, host, firstErr(tenantErr, siteErr), host)
+	}
+}
+
+// firstErr returns the first non-nil error.
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
