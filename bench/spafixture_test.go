@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -155,4 +156,24 @@ func TestProcTree(t *testing.T) {
 	if err1 != nil || err2 != nil || all <= own {
 		t.Errorf("RSS alone %d, with the child %d (%v, %v): want the child's added", own, all, err1, err2)
 	}
+}
+
+// FuzzReadSPAManifest: a manifest fetched from the site under test never panics the
+// reader, and one it accepts names only files below the site root.
+func FuzzReadSPAManifest(f *testing.F) {
+	good, _ := json.Marshal(DefaultSPA(1))
+	f.Add(good)
+	f.Add([]byte(`{"bundle":[{"path":"../etc/passwd","size":1}],"assets":[{"path":"a","size":1}]}`))
+	f.Add([]byte(`{"bundle":[{"path":"a","size":-1}],"assets":[]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := ReadSPAManifest(bytes.NewReader(b))
+		if err != nil {
+			return
+		}
+		for _, p := range spaWalk(&m) {
+			if !filepath.IsLocal(p) || strings.ContainsAny(p, "?#") {
+				t.Fatalf("accepted path %q", p)
+			}
+		}
+	})
 }
