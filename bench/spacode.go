@@ -120,11 +120,11 @@ func writeIndexHTML(w io.Writer, m SPAManifest) error {
 }
 
 // writeBundleFile writes the bundle file f under dir with its ".gz" (gzip -9) and
-// ".br" (brotli quality 11) siblings in one pass of gen, unless all three exist and
-// f has its size.
-func writeBundleFile(dir string, f SPAFile, gen func(io.Writer) error) error {
+// ".br" (brotli quality 11) siblings in one pass of gen, unless reuse is set and all
+// three exist, f with its size.
+func writeBundleFile(dir string, f SPAFile, reuse bool, gen func(io.Writer) error) error {
 	path := filepath.Join(dir, f.Path)
-	if sizeIs(path, f.Size) && sizeIs(path+".gz", -1) && sizeIs(path+".br", -1) {
+	if reuse && sizeIs(path, f.Size) && sizeIs(path+".gz", -1) && sizeIs(path+".br", -1) {
 		return nil
 	}
 	var gz *gzip.Writer
@@ -144,15 +144,6 @@ func writeBundleFile(dir string, f SPAFile, gen func(io.Writer) error) error {
 			})
 		})
 	})
-}
-
-// writeIfChanged writes path with gen unless it exists with size bytes (size -1:
-// always write).
-func writeIfChanged(path string, size int64, gen func(io.Writer) error) error {
-	if size >= 0 && sizeIs(path, size) {
-		return nil
-	}
-	return writeAtomic(path, gen)
 }
 
 // sizeIs reports whether path is a regular file of size bytes (-1: of any size).

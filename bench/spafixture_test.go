@@ -108,6 +108,19 @@ func TestWriteSPAFixture(t *testing.T) {
 	if after, _ := os.Stat(filepath.Join(dir, "assets/app-1.js.br")); !after.ModTime().Equal(before.ModTime()) {
 		t.Error("a second write rewrote a complete file")
 	}
+	// Another manifest (a new generator version): files of the right size are rewritten.
+	asset := filepath.Join(dir, "img/a.jpg")
+	want, _ := os.ReadFile(asset)
+	if err := os.WriteFile(asset, make([]byte, len(want)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m.Version++
+	if err := WriteSPAFixture(dir, m, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(asset); !bytes.Equal(got, want) {
+		t.Error("a new manifest kept a file of the right size but other bytes")
+	}
 }
 
 // checkSiblings checks that path's .gz and .br siblings decode to plain, and that
