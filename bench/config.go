@@ -20,6 +20,9 @@ type Endpoint struct {
 	// ServerPID, when above 0, is the server process to sample (/proc): peak RSS and
 	// CPU seconds per scenario.
 	ServerPID int `json:"server_pid,omitempty"`
+	// Host, when set, is the Host header of the spa_site requests (a site is chosen
+	// by its host name).
+	Host string `json:"host,omitempty"`
 }
 
 // Config holds every setting of a benchmark run.
@@ -94,8 +97,10 @@ func (c *Config) Validate() error {
 	errs = append(errs, c.validateLoad()...)
 	if len(c.Scenarios) == 0 {
 		errs = append(errs, errors.New("--scenario: none given"))
-	} else if _, err := SelectScenarios(c.Scenarios, c.A.Target != ""); err != nil {
+	} else if scs, err := SelectScenarios(c.Scenarios, c.A.Target != ""); err != nil {
 		errs = append(errs, fmt.Errorf("--scenario: %w", err))
+	} else {
+		errs = append(errs, c.validateSite(scs))
 	}
 	return errors.Join(errs...)
 }
@@ -167,6 +172,9 @@ func checkURL(flag, s string) error {
 func (c *Config) schedule(s Scenario) Schedule {
 	if c.Stages != nil {
 		return NewSchedule(c.Stages)
+	}
+	if s.Stages != nil {
+		return NewSchedule(s.Stages)
 	}
 	target := s.Workers
 	if c.Workers > 0 {

@@ -17,4 +17,9 @@
 // secret), runs the scenarios, deletes the fixtures (also when its context is
 // cancelled) and returns Results, which WriteText, WriteJSON and WriteHTML render.
 // Compare runs the same scenarios against two targets alternately.
+//
+// The spa_site scenario (spasite.go) is a site walk rather than one request repeated:
+// each worker is a virtual user loading an SPA's bundle in order and its largest
+// assets, then pausing (the pacer interface), its files listed by the manifest of a
+// deterministic SPA fixture (spafixture.go) that a static server or an upstream serves.
 package bench

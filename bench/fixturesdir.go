@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -30,14 +31,31 @@ func writeFixtures(dir string, scs []Scenario, log io.Writer) error {
 }
 
 func writeFixture(path string, f Fixture) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".fixture-*")
-	if err != nil {
-		return fmt.Errorf("fixture %s: %w", f.Name, err)
-	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
 	src := f.Open()
 	defer src.Close()
-	_, err = io.Copy(tmp, src)
+	return writeAtomic(path, func(w io.Writer) error {
+		_, err := io.Copy(w, src)
+		return err
+	})
+}
+
+// writeAtomic writes path through a temporary file in its directory (created if
+// missing), buffered, readable by all (a static server's workers read it), and a
+// rename.
+func writeAtomic(path string, gen func(io.Writer) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("fixture: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".fixture-*")
+	if err != nil {
+		return fmt.Errorf("fixture: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	bw := bufio.NewWriterSize(tmp, 64<<10)
+	err = gen(bw)
+	if err == nil {
+		err = bw.Flush()
+	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -48,7 +66,7 @@ func writeFixture(path string, f Fixture) error {
 		err = os.Rename(tmp.Name(), path)
 	}
 	if err != nil {
-		return fmt.Errorf("fixture %s: %w", f.Name, err)
+		return fmt.Errorf("fixture %s: %w", path, err)
 	}
 	return nil
 }

@@ -24,10 +24,15 @@ func closeOp(o op) {
 	}
 }
 
+// pacer is implemented by ops that pause between requests, like a virtual user
+// between visits: the worker sleeps wait() before its next request, and stops
+// instead when its level drops or the run ends meanwhile. Closed loop only.
+type pacer interface{ wait() time.Duration }
+
 // workerState is what one worker owns and reuses across its requests.
 type workerState struct {
 	id  int
-	buf []byte // body discard buffer
+	buf []byte // body discard buffer; nil with loadSpec.pooledBuf (the op brings one)
 	seq int    // requests made, for unique upload names
 	op  op
 }
@@ -40,7 +45,10 @@ type loadSpec struct {
 	interval time.Duration
 	graceful time.Duration
 	newOp    func(ctx context.Context, id int) op
-	onTick   func(p Point, elapsed time.Duration)
+	// pooledBuf: the ops take a body buffer from a pool per request, so workers need
+	// none of their own (thousands of mostly idle virtual users).
+	pooledBuf bool
+	onTick    func(p Point, elapsed time.Duration)
 }
 
 // generator drives one loadSpec.
@@ -147,7 +155,14 @@ func (g *generator) closedWorker(ctx context.Context, id int) {
 	w := g.newWorker(ctx, id)
 	defer closeOp(w.op)
 	sh := g.rec.shardFor(id)
+	p, _ := w.op.(pacer)
 	for int64(id) < g.level.Load() && ctx.Err() == nil {
+		if p != nil {
+			if d := p.wait(); d > 0 {
+				sleepCtx(ctx, d)
+				continue // the level and ctx are checked again
+			}
+		}
 		o := w.op.do(ctx, w, time.Now())
 		if ctx.Err() != nil {
 			return // cancelled: neither a result nor an error of the server
@@ -157,5 +172,19 @@ func (g *generator) closedWorker(ctx context.Context, id int) {
 }
 
 func (g *generator) newWorker(ctx context.Context, id int) *workerState {
-	return &workerState{id: id, buf: make([]byte, 64<<10), op: g.spec.newOp(ctx, id)}
+	w := &workerState{id: id, op: g.spec.newOp(ctx, id)}
+	if !g.spec.pooledBuf {
+		w.buf = make([]byte, 64<<10)
+	}
+	return w
+}
+
+// sleepCtx sleeps for d or until ctx is done.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,18 +16,55 @@ import (
 type ServerStats struct {
 	Source       string  `json:"source"`              // "proc" (/proc/PID) or "metrics" (GET /metrics)
 	PID          int     `json:"pid,omitempty"`       // proc only
-	PeakRSSBytes int64   `json:"peak_rss_bytes"`      // highest resident set size sampled during the run
-	HWMBytes     int64   `json:"hwm_bytes,omitempty"` // proc: VmHWM at the end, the process's lifetime peak
-	CPUSeconds   float64 `json:"cpu_seconds"`         // user+system CPU time used during the run
+	PeakRSSBytes int64   `json:"peak_rss_bytes"`      // highest resident set size sampled during the run (proc: summed over the process and its descendants)
+	HWMBytes     int64   `json:"hwm_bytes,omitempty"` // proc: VmHWM at the end, the process's (alone) lifetime peak
+	CPUSeconds   float64 `json:"cpu_seconds"`         // user+system CPU time used during the run (proc: with the descendants')
 }
 
 // clockTicks is USER_HZ, the unit of /proc/PID/stat times: 100 on every Linux
 // architecture Go supports.
 const clockTicks = 100
 
-// procSample reads VmRSS and VmHWM (bytes) from /proc/PID/status and utime+stime
-// (seconds) from /proc/PID/stat.
+// procSample samples pid and its descendants (nginx's workers, coffer's image
+// worker): RSS and CPU seconds summed over them, VmHWM of pid alone. A descendant
+// that exits between the listing and the reading is left out.
 func procSample(pid int) (rss, hwm int64, cpu float64, err error) {
+	rss, hwm, cpu, err = procOne(pid)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	for _, c := range procTree(pid)[1:] {
+		if r, _, u, err := procOne(c); err == nil {
+			rss, cpu = rss+r, cpu+u
+		}
+	}
+	return rss, hwm, cpu, nil
+}
+
+// maxTree bounds the processes procTree lists.
+const maxTree = 512
+
+// procTree returns pid and its descendants, from /proc/PID/task/TID/children (a
+// child is listed under the thread that forked it).
+func procTree(pid int) []int {
+	out := []int{pid}
+	for i := 0; i < len(out) && len(out) < maxTree; i++ {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", out[i]))
+		for _, t := range tasks {
+			b, _ := os.ReadFile(t)
+			for _, f := range strings.Fields(string(b)) {
+				if n, err := strconv.Atoi(f); err == nil {
+					out = append(out, n)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// procOne reads VmRSS and VmHWM (bytes) from /proc/PID/status and utime+stime
+// (seconds) from /proc/PID/stat.
+func procOne(pid int) (rss, hwm int64, cpu float64, err error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, 0, 0, err

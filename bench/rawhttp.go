@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"time"
 )
 
@@ -40,29 +41,46 @@ const rawBufSize = 16 << 10
 
 // newRawGet prepares GET u (http only) with the given extra headers.
 func newRawGet(ctx context.Context, u string, cred credentials, timeout time.Duration) (*rawGet, error) {
-	pu, err := url.Parse(u)
+	addr, req, err := rawRequest(u, "", [][2]string{{"X-Hasura-Admin-Secret", cred.adminSecret}, {"Authorization", bearer(cred.token)}})
 	if err != nil {
 		return nil, err
 	}
-	if pu.Scheme != "http" {
-		return nil, fmt.Errorf("raw client: %s is not http", u)
+	return &rawGet{rawConn: rawConn{addr: addr, timeout: timeout, ctx: ctx}, req: req}, nil
+}
+
+// rawRequest builds the bytes of GET u (http only) with Host host (default: u's) and
+// the headers of extra that have a value; addr is the host:port to dial.
+func rawRequest(u, host string, extra [][2]string) (addr string, req []byte, err error) {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return "", nil, err
 	}
-	host := pu.Host
+	if pu.Scheme != "http" {
+		return "", nil, fmt.Errorf("raw client: %s is not http", u)
+	}
+	addr = pu.Host
 	if pu.Port() == "" {
-		host = net.JoinHostPort(pu.Hostname(), "80")
+		addr = net.JoinHostPort(pu.Hostname(), "80")
+	}
+	if host == "" {
+		host = pu.Host
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: coffer-bench\r\n", pu.RequestURI(), pu.Host)
-	for k, v := range map[string]string{"X-Hasura-Admin-Secret": cred.adminSecret, "Authorization": bearer(cred.token)} {
-		if v != "" {
-			if bytes.ContainsAny([]byte(v), "\r\n") {
-				return nil, fmt.Errorf("%s holds a line break", k)
-			}
-			fmt.Fprintf(&b, "%s: %s\r\n", k, v)
+	if strings.ContainsAny(host, "\r\n") {
+		return "", nil, fmt.Errorf("Host holds a line break")
+	}
+	fmt.Fprintf(&b, "GET %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: coffer-bench\r\n", pu.RequestURI(), host)
+	for _, h := range extra {
+		if h[1] == "" {
+			continue
 		}
+		if bytes.ContainsAny([]byte(h[1]), "\r\n") {
+			return "", nil, fmt.Errorf("%s holds a line break", h[0])
+		}
+		fmt.Fprintf(&b, "%s: %s\r\n", h[0], h[1])
 	}
 	b.WriteString("\r\n")
-	return &rawGet{rawConn: rawConn{addr: host, timeout: timeout, ctx: ctx}, req: b.Bytes()}, nil
+	return addr, b.Bytes(), nil
 }
 
 func bearer(token string) string {

@@ -71,6 +71,7 @@ func WriteText(w io.Writer, res *Results) error {
 		return err
 	}
 	writeErrors(w, res)
+	writeSiteTotals(w, res)
 	if len(res.Comparison) > 0 {
 		return writeComparison(w, res.Comparison)
 	}
@@ -87,6 +88,27 @@ func serverCells(r *RunResult) (rss, cpu string) {
 		return "-", "-"
 	}
 	return fmt.Sprintf("%.1f", float64(s.PeakRSSBytes)/1e6), fmt.Sprintf("%.2f", s.CPUSeconds)
+}
+
+// writeSiteTotals writes the totals of the site runs: bytes transferred (bodies as
+// sent, compressed) and timeouts.
+func writeSiteTotals(w io.Writer, res *Results) {
+	for i := range res.Runs {
+		r := &res.Runs[i]
+		if r.Kind == KindSite {
+			fmt.Fprintf(w, "%s %s: %.3f GB transferred, %d timeouts, peak %d virtual users\n",
+				r.Scenario, runLabel(r), float64(r.Bytes)/1e9, r.ErrorsByKind[kindTimeout.String()], peakOf(r.Stages))
+		}
+	}
+}
+
+// peakOf is the highest target of st.
+func peakOf(st []Stage) int {
+	p := 0
+	for _, s := range st {
+		p = max(p, s.Target)
+	}
+	return p
 }
 
 func writeErrors(w io.Writer, res *Results) {

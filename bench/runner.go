@@ -49,6 +49,11 @@ func (r *Runner) Run(ctx context.Context) (*Results, error) {
 		if err := writeFixtures(c.FixturesDir, scs, r.log); err != nil {
 			return nil, err
 		}
+		if hasKind(scs, KindSite) {
+			if err := WriteSPAFixture(c.FixturesDir, DefaultSPA(spaSeed), r.log); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if c.A.Target == "" && c.A.URL == "" {
 		return res, nil
@@ -106,7 +111,7 @@ func (r *Runner) runOne(ctx context.Context, ep *endpointRun, sc Scenario, round
 	}
 	pr := newProgress(r.progress, fmt.Sprintf("%s %s r%d", ep.label, sc.Name, round), sched.Duration())
 	spec := loadSpec{sched: sched, rate: r.cfg.Rate, workers: sched.Peak(), interval: r.cfg.Interval,
-		graceful: r.cfg.GracefulStop, newOp: newOp, onTick: pr.update}
+		graceful: r.cfg.GracefulStop, newOp: newOp, onTick: pr.update, pooledBuf: sc.Kind == KindSite}
 	smp := startSampler(ctx, ep.ServerPID, ep.api, 250*time.Millisecond)
 	cpu0 := processCPU()
 	g := runLoad(ctx, spec)
@@ -149,6 +154,7 @@ type endpointRun struct {
 	api       *apiClient // nil without Target
 	bucket    string
 	ownBucket bool
+	site      *SPAManifest      // site scenarios: the files to walk
 	ids       map[string]string // fixture name → file id
 	created   idList            // uploads of the scenario running, deleted after it
 	leftover  idList            // uploads that could not be deleted after their run
@@ -197,9 +203,16 @@ func (r *Runner) newEndpoint(label string, e Endpoint, scs []Scenario) *endpoint
 	return ep
 }
 
-// setup picks or creates the bucket and uploads the download fixtures.
+// setup loads the site manifest of a site scenario, picks or creates the bucket and
+// uploads the download fixtures.
 func (ep *endpointRun) setup(ctx context.Context, scs []Scenario, log io.Writer) error {
-	if ep.api == nil {
+	if hasKind(scs, KindSite) {
+		if err := ep.loadManifest(ctx); err != nil {
+			return err
+		}
+	}
+	onlySite := len(scs) > 0 && !hasKind(scs, KindDownload) && !hasKind(scs, KindUpload)
+	if ep.api == nil || onlySite {
 		return nil
 	}
 	ep.bucket = ep.cfg.Bucket
@@ -255,8 +268,11 @@ func (ep *endpointRun) cleanup(ctx context.Context, log io.Writer) {
 
 // opFactory returns the per-worker request maker of sc on ep and the URL it hits.
 func (ep *endpointRun) opFactory(sc Scenario) (func(ctx context.Context, id int) op, string, error) {
-	if sc.Kind == KindUpload {
+	switch sc.Kind {
+	case KindUpload:
 		return ep.uploadFactory(sc)
+	case KindSite:
+		return ep.siteFactory()
 	}
 	url := ep.downloadURL(sc)
 	cred := credentials{adminSecret: ep.cfg.AdminSecret, token: ep.cfg.Token}

@@ -13,6 +13,7 @@ type Kind string
 const (
 	KindDownload Kind = "download" // GET the fixture, discard the body
 	KindUpload   Kind = "upload"   // POST a multipart upload; the new files are deleted after the run
+	// KindSite (spasite.go): virtual users walk a static site's files in sequence
 )
 
 // Scenario is one built-in workload.
@@ -22,6 +23,7 @@ type Scenario struct {
 	Fixture Fixture `json:"-"`
 	Query   string  `json:"query,omitempty"` // added to download URLs, e.g. "w=800&b=2"
 	Workers int     `json:"workers"`         // target level of the default ramp
+	Stages  []Stage `json:"-"`               // default schedule instead of the ramp; nil for the ramp
 }
 
 // Sizes of the generated fixtures (decimal units, as the scenario names say).
@@ -45,11 +47,12 @@ func Scenarios() []Scenario {
 		{Name: "download_image_manipulated", Kind: KindDownload, Fixture: img, Query: "w=800&b=2", Workers: 10},
 		{Name: "upload_small_file", Kind: KindUpload, Fixture: small, Workers: 50},
 		{Name: "upload_large_file", Kind: KindUpload, Fixture: large, Workers: 10},
+		spaScenario(),
 	}
 }
 
-// SelectScenarios resolves a list of names ("all" means every scenario allowed) to
-// scenarios in the built-in order. Without the API (uploads=false), "all" means every
+// SelectScenarios resolves a list of names ("all" means every scenario allowed but
+// spa_site, which runs only when named) to scenarios in the built-in order. Without the API (uploads=false), "all" means every
 // download scenario and naming an upload scenario is an error.
 func SelectScenarios(names []string, uploads bool) ([]Scenario, error) {
 	byName := map[string]Scenario{}
@@ -64,7 +67,7 @@ func SelectScenarios(names []string, uploads bool) ([]Scenario, error) {
 		switch s, ok := byName[n]; {
 		case n == "all":
 			for _, s := range Scenarios() {
-				want[s.Name] = want[s.Name] || uploads || s.Kind == KindDownload
+				want[s.Name] = want[s.Name] || s.Kind != KindSite && (uploads || s.Kind == KindDownload)
 			}
 		case !ok:
 			sort.Strings(known)

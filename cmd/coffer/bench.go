@@ -37,11 +37,20 @@ scenario's target over --ramp and holding for --hold (or following --stages), an
 prints a table; --json and --html write full results with charts. Fixtures are
 uploaded first (into a bucket of its own with --admin-secret) and deleted after,
 also on Ctrl-C. --url runs the download scenarios against any URL template;
---target-b/--url-b compare two servers in alternating rounds.`,
+--target-b/--url-b compare two servers in alternating rounds.
+
+spa_site (run only when named) walks a static site like a browser: each virtual
+user GETs index.html and the SPA bundle in order (Accept-Encoding: br, gzip; bytes
+counted as sent, not decoded), then the 10 largest assets, then pauses 1 s; by
+default along the reference stages ` + bench.SPASiteStages + `.
+The files come from the manifest ` + bench.SPAManifestName + `: --fixtures-dir writes the
+fixture there (and reads it), else it is fetched from the site.`,
 		Example: `  coffer bench --target http://127.0.0.1:8000 --admin-secret s --scenario all --json b.json --html b.html
   coffer bench --target http://127.0.0.1:8000 --admin-secret s --scenario download_small_file --stages 10@1m,0@1m,40@3m
   coffer bench --fixtures-dir /var/www/bench --url 'http://127.0.0.1:8080/bench/{file}' --scenario download_small_file
-  coffer bench --target http://127.0.0.1:8000 --target-b http://127.0.0.1:8001 --admin-secret s --rounds 3`,
+  coffer bench --target http://127.0.0.1:8000 --target-b http://127.0.0.1:8001 --admin-secret s --rounds 3
+  coffer bench --scenario spa_site --fixtures-dir /srv/www/spa   # write the SPA fixture and exit
+  coffer bench --scenario spa_site --url http://127.0.0.1:8080/ --host www.example.test --stages 10@10s,3000@30s,0@10s`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return f.run(cmd) },
 	}
@@ -54,7 +63,9 @@ func (f *benchFlags) register(fs *pflag.FlagSet) {
 	c := &f.cfg
 	fs.StringVar(&c.A.Target, "target", "", "base URL of the coffer server under test, e.g. http://127.0.0.1:8000")
 	fs.StringVar(&c.A.URL, "url", "", "download URL template ({file}: fixture name, {id}: file id on --target); without --target nothing is uploaded")
-	fs.IntVar(&c.A.ServerPID, "server-pid", 0, "sample this server process's RSS and CPU time from /proc")
+	fs.IntVar(&c.A.ServerPID, "server-pid", 0, "sample this server process's RSS and CPU time, with its child processes', from /proc")
+	fs.StringVar(&c.A.Host, "host", "", "spa_site: Host header of the requests (the site's host name)")
+	fs.StringVar(&c.B.Host, "host-b", "", "compare: Host header of the second server's spa_site requests")
 	fs.StringVar(&c.B.Target, "target-b", "", "compare: second coffer server")
 	fs.StringVar(&c.B.URL, "url-b", "", "compare: second download URL template")
 	fs.IntVar(&c.B.ServerPID, "server-pid-b", 0, "compare: process of the second server")
