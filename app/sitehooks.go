@@ -41,7 +41,7 @@ func (st *sites) tellWebhooks(e *siteEntry, p site.Purge) {
 		err := st.needSealer(h.Secret, "purgeWebhooks.secret")
 		secret := ""
 		if err == nil {
-			secret, err = h.OpenSecret(st.sealer, e.tenant, e.row.ID)
+			secret, err = h.OpenSecret(st.sealer, e.tenant)
 		}
 		if err != nil {
 			st.log.Warn("purge webhook skipped: its secret cannot be opened", "site", e.row.ID, "err", err)

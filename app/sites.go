@@ -110,17 +110,23 @@ func (st *sites) tenantService(ctx context.Context, id string) (*service.Service
 	return g.svc, g, nil
 }
 
-// lookup returns the site of r's host, nil if none.
+// lookup returns the site of host, nil if none.
 func (st *sites) lookup(host string) *siteEntry {
+	e, _ := st.lookupHost(host)
+	return e
+}
+
+// lookupHost returns the site of host and the host normalized.
+func (st *sites) lookupHost(host string) (*siteEntry, string) {
 	m := st.hosts.Load()
 	if m == nil || len(m.byHost) == 0 {
-		return nil
+		return nil, ""
 	}
 	h, err := tenant.NormalizeHost(host)
 	if err != nil {
-		return nil
+		return nil, ""
 	}
-	return m.byHost[h]
+	return m.byHost[h], h
 }
 
 // siteFront answers requests for a site's host and passes the rest to next (the
@@ -152,7 +158,7 @@ func (f siteFront) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter
 
 // serve answers one request of a site, inside the Frame.
 func (st *sites) serve(w http.ResponseWriter, r *http.Request) {
-	e := st.lookup(r.Host)
+	e, host := st.lookupHost(r.Host)
 	if e == nil { // the site went between the front's lookup and now
 		http.Error(w, "not found", http.StatusNotFound)
 		return
@@ -172,7 +178,7 @@ func (st *sites) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	req := site.Request{Tenant: e.tenant, Site: e.compiled, Buckets: siteBuckets{st: st, tenant: e.tenant, svc: svc},
-		Client: clientAddr(r)}
+		Host: host, Client: clientAddr(r)}
 	if hs := httpserve.StateOf(r); hs != nil {
 		req.RequestID = hs.ID
 	}

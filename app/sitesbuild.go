@@ -171,7 +171,7 @@ func (f originFactory) S3(o site.S3Origin, tenantID string) (site.Origin, error)
 	if err := f.st.needSealer(o.SecretAccessKey, "s3.secretAccessKey"); err != nil {
 		return nil, err
 	}
-	secret, err := o.OpenSecretAccessKey(f.st.sealer, tenantID, f.site)
+	secret, err := o.OpenSecretAccessKey(f.st.sealer, tenantID)
 	if err != nil {
 		return nil, err
 	}

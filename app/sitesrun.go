@@ -119,7 +119,7 @@ const maxPurgePayload = 7800
 // (origin), it also tells the other nodes and the site's purge webhooks. It returns
 // the edge entries removed here and whether other nodes were told.
 func (st *sites) purge(ctx context.Context, tenant, id string, p site.Purge, origin bool) (int, bool) {
-	removed := st.edge.Purge(tenant+"/"+id, p)
+	removed := st.edge.Purge(tenant+"/"+id, withSiblings(p))
 	st.dropNames(tenant, id, p)
 	if !origin {
 		return removed, false
@@ -145,6 +145,23 @@ func (st *sites) broadcast(ctx context.Context, m purgeMessage) bool {
 		return false
 	}
 	return true
+}
+
+// withSiblings adds to p's paths their precompressed siblings' paths, which the
+// edge keeps under the document's path plus the sibling's extension.
+func withSiblings(p site.Purge) site.Purge {
+	if len(p.Paths) == 0 {
+		return p
+	}
+	paths := make([]string, 0, len(p.Paths)*(1+len(siblingExts)))
+	for _, pth := range p.Paths {
+		paths = append(paths, pth)
+		for _, ext := range siblingExts {
+			paths = append(paths, pth+ext)
+		}
+	}
+	p.Paths = paths
+	return p
 }
 
 // heard applies a purge another node broadcast.

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/internal/httpserve"
 )
 
 // Shared one-value header slices (cap 1, so an Add copies instead of writing
@@ -64,11 +65,17 @@ func (x *exchange) respond(rt *CompiledRoute, doc, p, key string, obj *Object, s
 		if h["Content-Encoding"] != nil { // ServeContent leaves it out then (a Range answer gets its own)
 			h.Set("Content-Length", strconv.FormatInt(obj.Size, 10))
 		}
+		httpserve.ApplyRange(x.r, obj.Size, maxRanges)
 		http.ServeContent(x.w, x.r, doc, obj.ModTime, obj.Content)
 		return
 	}
 	x.copyBody(obj, status)
 }
+
+// maxRanges is the most ranges one request gets (more: the whole object, 200), as
+// the /v1 face's default: a Range of hundreds of tiny ranges would otherwise make a
+// multipart answer many times the object's size.
+const maxRanges = 16
 
 // objectHeaders sets the object's validators, Cache-Control, Surrogate-Key and
 // X-Cache.

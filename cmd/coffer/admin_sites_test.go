@@ -117,7 +117,7 @@ func siteServer(t *testing.T) (*recordedSites, string) {
 }
 
 // siteDocFile is a site document with a secret, as a user writes it.
-const siteDocFile = `{"id":"www","hosts":["www.test"],"routes":[{"path":"/*","target":{"s3":{"bucket":"b",
+const siteDocFile = `{"id":"www","hosts":["www.test"],"routes":[{"path":"/*","target":{"s3":{"bucket":"site-bucket","accessKeyId":"AKID",
 	"secretAccessKey":"s3-secret","timeout":"5s"}},"edge":{"ttl":"60s","negativeTtl":"0s"},"compress":false}],
 	"purgeWebhooks":[{"url":"https://cdn.test/purge","secret":"hook"}],"audit":false}`
 
