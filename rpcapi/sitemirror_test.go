@@ -30,7 +30,7 @@ func fullSite() site.Site {
 			route("/api/*", site.Target{HTTP: &site.HTTPOrigin{URL: "http://127.0.0.1:8080/base/",
 				Headers: map[string]string{"Authorization": "Bearer t"}, Timeout: site.Duration(5 * time.Second)}}),
 			route("/s3/*", site.Target{S3: &site.S3Origin{Endpoint: "http://127.0.0.1:9000", Region: "eu-1", Bucket: "b",
-				Prefix: "p/", AccessKeyID: "AKID", SecretAccessKey: "s3-secret", PathStyle: true,
+				Prefix: "p/", AccessKeyID: "AKID", SecretAccessKey: "s3-secret", SecretAccessKeySet: true, PathStyle: true,
 				Timeout: site.Duration(250 * time.Millisecond)}}),
 			route("/old/*", site.Target{Redirect: &site.Redirect{To: "/new/:splat", Status: 308}}),
 		},
