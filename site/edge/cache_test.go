@@ -1,10 +1,12 @@
 package edge
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -416,4 +418,34 @@ func stalling(t *testing.T, start string) http.HandlerFunc {
 		case <-r.Context().Done():
 		}
 	}
+}
+
+// TestLongerThanContentLengthOverHTTP: an HTTP/1.1 upstream that sends more
+// bytes than its Content-Length. The client cannot tell the extra bytes from
+// the start of a next response, so the entity is the declared length: the
+// edge keeps and serves exactly those bytes, never the surplus (Go's transport
+// then drops the connection, as the surplus is an unsolicited response).
+func TestLongerThanContentLengthOverHTTP(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				http.ReadRequest(bufio.NewReader(conn))
+				io.WriteString(conn, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello, and some more")
+			}()
+		}
+	}()
+	o, _ := NewHTTPOrigin(site.HTTPOrigin{URL: "http://" + ln.Addr().String()}, &http.Client{})
+	c := newCache(t, testConfig(t.TempDir(), nil))
+	mustGet(t, c, request(o, "/l"), "hello", site.CacheMiss)
+	mustGet(t, c, request(o, "/l"), "hello", site.CacheHit)
 }
