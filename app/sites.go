@@ -158,6 +158,7 @@ func (f siteFront) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter
 
 // serve answers one request of a site, inside the Frame.
 func (st *sites) serve(w http.ResponseWriter, r *http.Request) {
+	w = httpserve.Routed(w, r, "site")
 	e, host := st.lookupHost(r.Host)
 	if e == nil { // the site went between the front's lookup and now
 		http.Error(w, "not found", http.StatusNotFound)

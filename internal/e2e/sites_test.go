@@ -96,11 +96,13 @@ func (p *proc) uploadNamed(bucket, name, ctype, body string, md map[string]any) 
 	return out.ProcessedFiles[0].ID
 }
 
-// replaceNamed replaces file id's contents.
-func (p *proc) replaceNamed(id, ctype, body string) {
+// replaceNamed replaces file id's contents, keeping its name.
+func (p *proc) replaceNamed(id, name, ctype, body string) {
 	p.t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
+	meta, _ := json.Marshal(map[string]string{"name": name})
+	mw.WriteField("metadata", string(meta))
 	h := textproto.MIMEHeader{"Content-Disposition": {`form-data; name="file"; filename="f"`}, "Content-Type": {ctype}}
 	w, _ := mw.CreatePart(h)
 	io.WriteString(w, body)
@@ -134,7 +136,7 @@ func siteDoc(host, originURL string) string {
     {"path": "/old/*", "target": {"redirect": {"to": "/new/:splat", "status": 301}}},
     {"path": "/media/*", "stripPrefix": "/media", "tags": ["media"],
      "target": {"http": {"url": %q}},
-     "edge": {"ttl": "1s", "staleWhileRevalidate": "0s", "staleIfError": "1h"}},
+     "edge": {"ttl": "1s", "staleWhileRevalidate": "0.001s", "staleIfError": "1h"}},
     {"path": "/*", "target": {"bucket": {"id": "default", "prefix": "www/"}}, "fallback": "/index.html",
      "headers": {"X-Frame-Options": "DENY"},
      "cacheControl": [{"match": "*.html", "value": "no-cache"},
@@ -211,7 +213,7 @@ func TestSites(t *testing.T) {
 		if r := p.siteGet(host, "/"); string(r.body) != "<h1>home</h1>" {
 			t.Fatalf("before: %q", r.body)
 		}
-		p.replaceNamed(ids["www/index.html"], "text/html", "<h1>home, v2</h1>")
+		p.replaceNamed(ids["www/index.html"], "www/index.html", "text/html", "<h1>home, v2</h1>")
 		if r := p.siteGet(host, "/"); string(r.body) != "<h1>home, v2</h1>" {
 			t.Fatalf("after a replace: %q", r.body)
 		}
@@ -444,29 +446,42 @@ func checkAudit(t *testing.T, p *proc) {
 		requests++
 		bytesSent += len(r.body)
 	}
-	var got []struct {
-		Site   string `json:"site"`
-		Path   string `json:"path"`
-		Status int    `json:"status"`
-		Bytes  int    `json:"bytes"`
-	}
+	var got []auditRow
 	until(t, "the audit records", func() bool {
-		out, _, code := p.admin("audit", "query", "--site", "docs", "--since", "1h", "--limit", "1000")
-		got = got[:0]
-		return code == 0 && json.Unmarshal([]byte(out), &got) == nil && len(got) >= requests
+		got = p.auditQuery("--site", "docs", "--since", "1h", "--limit", "1000")
+		return len(got) >= requests
 	})
 	total := 0
 	for _, r := range got {
-		total += r.Bytes
+		total += int(r.Bytes)
 	}
 	if len(got) != requests || total != bytesSent {
 		t.Fatalf("audit: %d records, %d bytes; the client made %d requests and got %d bytes", len(got), total, requests, bytesSent)
 	}
 	t.Logf("audit: %d records, %d bytes, as the client counted", len(got), total)
-	out, _, _ := p.admin("audit", "query", "--site", "docs", "--path", "/guide.txt", "--since", "1h")
-	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got) != requests/2 {
-		t.Fatalf("audit query by path: %d records (%v), want %d", len(got), err, requests/2)
+	if got := p.auditQuery("--site", "docs", "--path", "/guide.txt", "--since", "1h"); len(got) != requests/2 {
+		t.Fatalf("audit query by path: %d records, want %d", len(got), requests/2)
 	}
+}
+
+// auditRow is a record as `coffer admin audit query` prints it (protojson).
+type auditRow struct {
+	Site   string `json:"site"`
+	Path   string `json:"path"`
+	Status int    `json:"status"`
+	Bytes  int64  `json:"bytes,string"`
+	Cache  string `json:"cache"`
+}
+
+// auditQuery runs `coffer admin audit query args...` and returns the records.
+func (p *proc) auditQuery(args ...string) []auditRow {
+	p.t.Helper()
+	out, errOut, code := p.admin(append([]string{"audit", "query"}, args...)...)
+	var res struct{ Records []auditRow }
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil {
+		p.t.Fatalf("audit query %v: exit %d %s %s", args, code, out, errOut)
+	}
+	return res.Records
 }
 
 // TestSitesAcrossNodes: two nodes on one PostgreSQL; a site's upstream objects
@@ -522,7 +537,7 @@ func TestSitesAcrossNodes(t *testing.T) {
 	if r := b.siteGet(host, "/"); string(r.body) != "<h1>v1</h1>" {
 		t.Fatalf("B before the replace: %q", r.body)
 	}
-	a.replaceNamed(fileID, "text/html", "<h1>v2</h1>")
+	a.replaceNamed(fileID, "www/index.html", "text/html", "<h1>v2</h1>")
 	t.Logf("a replaced file seen on B after %v", until(t, "the replaced page on B", func() bool {
 		return string(b.siteGet(host, "/").body) == "<h1>v2</h1>"
 	}))

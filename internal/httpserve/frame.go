@@ -162,6 +162,18 @@ func SetWriteDeadline(w http.ResponseWriter, r *http.Request, t time.Time) {
 	st.W.SetDeadline(t)
 }
 
+// Routed marks r as routed to pattern (for the metrics) and returns the Frame's
+// writer to answer on, without the wrapper for a mux's own answers: for a face that
+// routes by itself rather than through a RouteMux. Without a State it returns w.
+func Routed(w http.ResponseWriter, r *http.Request, pattern string) http.ResponseWriter {
+	st := StateOf(r)
+	if st == nil {
+		return w
+	}
+	st.route = pattern
+	return &st.W
+}
+
 // RouteMux registers handlers that record their route pattern in the request's
 // State for the metrics and write to its Writer directly, so each request is routed
 // once: the mux's own answers (404, 405, redirects) are the requests without a route,
