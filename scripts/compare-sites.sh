@@ -20,7 +20,9 @@
 #   nginx     proxy_cache as a competent operator sets it up (see front_nginx_conf).
 #   coffer    `coffer serve` with one site, host spa.test, route /* to the upstream
 #             (`coffer admin sites create`), SPA fallback /index.html, the edge cache of
-#             EDGE_CACHE_SIZE bytes, its audit log on (the default).
+#             EDGE_CACHE_SIZE bytes, its audit log on (the default); loopback
+#             origins allowed (--webhook-allow-networks 127.0.0.0/8: the SSRF guard
+#             that webhooks and origins share refuses them by default).
 # Every run's JSON, the configurations and the result lines are kept in ${OUT%.md}.runs/.
 # Both fronts log every request: coffer's audit log is a feature and stays on, so nginx
 # keeps an access log too (buffered 64 KB, flushed every second, with
@@ -197,7 +199,8 @@ start_coffer_front() {
   "$work/coffer" serve --help 2>&1 | grep -q -e '--edge-cache-size' || { echo "this coffer has no 'serve --edge-cache-size'" >&2; return 1; }
   local p; p=$(port)
   "$work/coffer" serve --listen "127.0.0.1:$p" --data-dir "$work/coffer-data" --admin-secret s \
-    --edge-cache-size "$edge_size" --log-level warn >"$work/coffer.log" 2>&1 &
+    --edge-cache-size "$edge_size" --log-level warn \
+    --webhook-allow-networks 127.0.0.0/8 >"$work/coffer.log" 2>&1 &
   pid[coffer]=$! url[coffer]=http://127.0.0.1:$p/
   pids+=($!)
   wait_port "$p" || { cat "$work/coffer.log" >&2; return 1; }
