@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/api"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/service"
@@ -136,7 +137,20 @@ type siteFront struct {
 	next http.Handler
 }
 
-var _ httpserve.FastHandler = siteFront{}
+var (
+	_ httpserve.FastHandler = siteFront{}
+	_ api.Face              = siteFront{}
+)
+
+// Prefixes implements api.Face with the prefixes of the faces behind the front, so
+// that a router may put another face beside coffer's (the site hosts stay coffer's
+// for every path that face does not claim).
+func (f siteFront) Prefixes() []string {
+	if face, ok := f.next.(api.Face); ok {
+		return face.Prefixes()
+	}
+	return nil
+}
 
 // ServeHTTP implements http.Handler.
 func (f siteFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
