@@ -8,7 +8,7 @@ import (
 // siteFlags registers the flags of sites into c.
 func siteFlags(fs *pflag.FlagSet, c *app.SitesConfig) {
 	d := app.DefaultConfig().Sites
-	fs.BoolVar(&c.On, "sites", d.On, "serve sites: requests for a site's host go to its routes (sites are managed through the management API's SiteService and `coffer admin sites`)")
+	fs.BoolVar(&c.On, "sites", d.On, "serve sites: requests for a site's host go to its routes (sites are managed through the management API's SiteService and coffer admin sites)")
 	fs.StringVar(&c.EdgeDir, "edge-cache-dir", d.EdgeDir, "directory of the sites' pull-through cache of upstream objects (empty: <data-dir>/edge)")
 	fs.Int64Var(&c.EdgeSize, "edge-cache-size", d.EdgeSize, "bytes the sites' pull-through cache keeps on disk at most (fills in progress included)")
 	fs.Int64Var(&c.EdgeMaxObject, "edge-max-object", d.EdgeMaxObject, "bytes of the largest upstream object the pull-through cache keeps; larger ones are streamed through uncached")
