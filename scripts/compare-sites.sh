@@ -7,6 +7,7 @@
 #
 #   scripts/compare-sites.sh                 # environment knobs below
 #   ROUNDS=3 STAGES=10@10s,0@5s,40@20s,40@10s,0@5s,3000@30s,0@10s FRONTS=nginx,coffer \
+#     COFFER_ARGS='--debug-listen 6060' COFFER_ENV='GOMEMLIMIT=160MiB' \
 #     EDGE_CACHE_SIZE=2147483648 OUT=/tmp/compare-sites.md scripts/compare-sites.sh
 #
 # The world, all on 127.0.0.1:
@@ -198,9 +199,9 @@ start_coffer_front() {
   "$work/coffer" admin sites create --help 2>&1 | grep -q -e '--file' || { echo "this coffer has no 'admin sites create --file'" >&2; return 1; }
   "$work/coffer" serve --help 2>&1 | grep -q -e '--edge-cache-size' || { echo "this coffer has no 'serve --edge-cache-size'" >&2; return 1; }
   local p; p=$(port)
-  "$work/coffer" serve --listen "127.0.0.1:$p" --data-dir "$work/coffer-data" --admin-secret s \
+  env ${COFFER_ENV:-} "$work/coffer" serve --listen "127.0.0.1:$p" --data-dir "$work/coffer-data" --admin-secret s \
     --edge-cache-size "$edge_size" --log-level warn \
-    --webhook-allow-networks 127.0.0.0/8 >"$work/coffer.log" 2>&1 &
+    --webhook-allow-networks 127.0.0.0/8 ${COFFER_ARGS:-} >"$work/coffer.log" 2>&1 &
   pid[coffer]=$! url[coffer]=http://127.0.0.1:$p/
   pids+=($!)
   wait_port "$p" || { cat "$work/coffer.log" >&2; return 1; }

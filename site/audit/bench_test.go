@@ -52,7 +52,7 @@ func benchLog(b *testing.B, kind string) (*Log, func()) {
 	}
 }
 
-// testConfigBench is the default config (65536 queued, 1 s flush) in dir.
+// testConfigBench is the default config (8192 queued, 1 s flush) in dir.
 func testConfigBench(dir string) Config {
 	cfg := DefaultConfig()
 	cfg.Dir = dir

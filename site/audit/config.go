@@ -27,10 +27,10 @@ type CollectorConfig struct {
 	Timeout       time.Duration     // one POST, connect to last response byte
 }
 
-// DefaultConfig returns the defaults: 64 MiB files, 1 GiB in all, 65536 queued
+// DefaultConfig returns the defaults: 64 MiB files, 1 GiB in all, 8192 queued
 // records, fsync every second; batches of 1000 records or 4 MiB, 10 s per POST.
 func DefaultConfig() Config {
-	return Config{MaxFileBytes: 64 << 20, MaxTotalBytes: 1 << 30, Buffer: 65536, FlushEvery: time.Second,
+	return Config{MaxFileBytes: 64 << 20, MaxTotalBytes: 1 << 30, Buffer: 8192, FlushEvery: time.Second,
 		Collector: CollectorConfig{Batch: 1000, MaxBatchBytes: 4 << 20, FlushEvery: time.Second,
 			Timeout: 10 * time.Second}}
 }
