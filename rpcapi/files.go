@@ -21,12 +21,14 @@ func (s *server) GetFile(ctx context.Context, req *connect.Request[adminv1.GetFi
 // ListFiles serves FileService.ListFiles; the page token is the store's opaque cursor.
 func (s *server) ListFiles(ctx context.Context, req *connect.Request[adminv1.ListFilesRequest]) (*connect.Response[adminv1.ListFilesResponse], error) {
 	m := req.Msg
-	opt := coffer.ListOptions{BucketID: m.GetBucketId(), Prefix: m.GetPrefix(), Limit: int(m.GetPageSize()), Cursor: m.GetPageToken()}
+	opt := coffer.ListOptions{BucketID: m.GetBucketId(), Prefix: m.GetPrefix(), Limit: int(m.GetPageSize()),
+		Cursor: m.GetPageToken(), Delimiter: m.GetDelimiter()}
 	page, err := s.h.svc.ListFiles(ctx, principal(ctx), opt)
 	if err != nil {
 		return nil, s.h.toConnect(ctx, err)
 	}
-	return connect.NewResponse(&adminv1.ListFilesResponse{Files: filesPB(page.Files), NextPageToken: page.Next}), nil
+	return connect.NewResponse(&adminv1.ListFilesResponse{Files: filesPB(page.Files), NextPageToken: page.Next,
+		Prefixes: page.Prefixes}), nil
 }
 
 // UpdateFile serves FileService.UpdateFile.
