@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 )
 
 // postJSON calls procedure (e.g. "FileService/ListFiles") with the Connect protocol
@@ -82,11 +80,7 @@ func (e *env) listAllJSON(hc *http.Client, bucket, prefix string, pageSize int) 
 // prefixes it sees; another delimiter is INVALID_ARGUMENT.
 func TestListFilesDelimiter(t *testing.T) {
 	e := newEnv(t)
-	c := e.clients(asAdmin())
-	_, err := c.buckets.CreateBucket(ctx(), req(&adminv1.CreateBucketRequest{Id: "docs"}))
-	check(t, "CreateBucket", err)
-	_, err = c.rules.PutRules(ctx(), req(&adminv1.PutRulesRequest{Document: testRules}))
-	check(t, "PutRules", err)
+	e.docsWithRules(t)
 	u1, u2 := asUser(t, "u1"), asUser(t, "u2")
 	for _, n := range []string{"a/1", "b/x/1", "top", "a.txt"} {
 		e.upload(u1, "docs", n, "x")

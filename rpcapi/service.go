@@ -51,6 +51,7 @@ type RuleService interface {
 	Rules(p *coffer.Principal) ([]byte, error)
 	ValidateRules(p *coffer.Principal, doc []byte) ([]byte, error)
 	SetRules(ctx context.Context, p *coffer.Principal, doc []byte) error
+	CheckAccess(ctx context.Context, p *coffer.Principal, q service.AccessQuery) (service.AccessAnswer, error)
 }
 
 // WebhookService administers webhook subscriptions and their deliveries.

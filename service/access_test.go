@@ -243,9 +243,9 @@ func TestListFilesDelimiterReadFilter(t *testing.T) {
 		named(t, svc, u2, n)
 	}
 	for _, c := range []struct {
-		p             *coffer.Principal
-		prefix        string
-		files, prefix2 string
+		p               *coffer.Principal
+		prefix          string
+		files, prefixes string
 	}{
 		{u1, "", "top", "d1/ d3/ mixed/"},
 		{u2, "", "other", "d2/ mixed/"},
@@ -256,9 +256,9 @@ func TestListFilesDelimiterReadFilter(t *testing.T) {
 	} {
 		page, err := svc.ListFiles(ctx, c.p, coffer.ListOptions{BucketID: "default", Prefix: c.prefix, Delimiter: "/"})
 		must(t, err)
-		if names(page) != c.files || strings.Join(page.Prefixes, " ") != c.prefix2 {
+		if names(page) != c.files || strings.Join(page.Prefixes, " ") != c.prefixes {
 			t.Errorf("%s under %q: files %q prefixes %q, want %q and %q", c.p.Role+":"+c.p.UserID, c.prefix,
-				names(page), page.Prefixes, c.files, c.prefix2)
+				names(page), page.Prefixes, c.files, c.prefixes)
 		}
 	}
 	_, err := svc.ListFiles(ctx, u1, coffer.ListOptions{BucketID: "default", Delimiter: "|"})
