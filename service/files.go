@@ -234,10 +234,14 @@ func trimPage(page coffer.Page) coffer.Page {
 }
 
 // Presign checks that p may have a presigned URL of file id and returns the file and
-// how long the URL lives: the bucket's download expiration, within 1 s and
-// coffer.MaxDownloadExpiration. ENOTFOUND if p may not read the file; EFORBIDDEN if
-// its bucket has presigned URLs disabled. The face that serves the URL signs it.
-func (s *Service) Presign(ctx context.Context, p *coffer.Principal, id string) (*coffer.File, time.Duration, error) {
+// how long the URL lives: want, capped at the bucket's download expiration (within
+// 1 s and coffer.MaxDownloadExpiration), which want 0 means. EINVALID for a negative
+// or sub-second want; ENOTFOUND if p may not read the file; EFORBIDDEN if its bucket
+// has presigned URLs disabled. The face that serves the URL signs it.
+func (s *Service) Presign(ctx context.Context, p *coffer.Principal, id string, want time.Duration) (*coffer.File, time.Duration, error) {
+	if want < 0 || want%time.Second != 0 {
+		return nil, 0, coffer.InvalidField("expiresInSeconds", "the expiration must be a whole number of seconds, 0 or more")
+	}
 	f, b, err := s.GetFile(ctx, p, id)
 	if err != nil {
 		return nil, 0, err
@@ -246,6 +250,9 @@ func (s *Service) Presign(ctx context.Context, p *coffer.Principal, id string) (
 		return nil, 0, ErrPresignDisabled()
 	}
 	ttl := time.Duration(min(max(b.DownloadExpiration, 1), coffer.MaxDownloadExpiration)) * time.Second
+	if want > 0 {
+		ttl = min(ttl, want)
+	}
 	return f, ttl, nil
 }
 

@@ -464,9 +464,13 @@ func (*DeleteFileResponse) Descriptor() ([]byte, []int) {
 type PresignFileRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The file's id.
-	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// How long the URL lives, in seconds: 0 (the default) is the bucket's
+	// download_expiration, a larger value is capped at it (the response says what the
+	// URL got). Negative: INVALID_ARGUMENT.
+	ExpiresInSeconds int64 `protobuf:"varint,2,opt,name=expires_in_seconds,json=expiresInSeconds,proto3" json:"expires_in_seconds,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PresignFileRequest) Reset() {
@@ -506,12 +510,19 @@ func (x *PresignFileRequest) GetId() string {
 	return ""
 }
 
+func (x *PresignFileRequest) GetExpiresInSeconds() int64 {
+	if x != nil {
+		return x.ExpiresInSeconds
+	}
+	return 0
+}
+
 // PresignFileResponse is the URL.
 type PresignFileResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The URL, on the server's public URL (--public-url).
 	Url string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
-	// Seconds until it expires.
+	// Seconds until it expires, from when it was made: the URL's signed lifetime.
 	ExpiresInSeconds int64 `protobuf:"varint,2,opt,name=expires_in_seconds,json=expiresInSeconds,proto3" json:"expires_in_seconds,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
@@ -591,9 +602,10 @@ const file_coffer_admin_v1_files_proto_rawDesc = "" +
 	"\x04file\x18\x01 \x01(\v2\x15.coffer.admin.v1.FileR\x04file\"#\n" +
 	"\x11DeleteFileRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x14\n" +
-	"\x12DeleteFileResponse\"$\n" +
+	"\x12DeleteFileResponse\"R\n" +
 	"\x12PresignFileRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"U\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12,\n" +
+	"\x12expires_in_seconds\x18\x02 \x01(\x03R\x10expiresInSeconds\"U\n" +
 	"\x13PresignFileResponse\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12,\n" +
 	"\x12expires_in_seconds\x18\x02 \x01(\x03R\x10expiresInSeconds2\xc6\x03\n" +
