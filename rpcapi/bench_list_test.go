@@ -3,7 +3,6 @@ package rpcapi_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -13,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/blob/memblob"
+	"github.com/coffer/coffer/meta/metatest"
 	"github.com/coffer/coffer/meta/sqlite"
 	"github.com/coffer/coffer/rpcapi"
 	"github.com/coffer/coffer/service"
@@ -75,8 +74,7 @@ func benchListCall(b *testing.B, h http.Handler, body string) time.Duration {
 }
 
 // benchListHandler returns the RPC face over a service over SQLite holding the
-// benchmark's files, stored in batches as uploads store them (intents, then
-// CreateFiles).
+// benchmark's files (metatest.FillFolders).
 func benchListHandler(b *testing.B) http.Handler {
 	ctx := context.Background()
 	m, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "bench.db"))
@@ -84,17 +82,7 @@ func benchListHandler(b *testing.B) http.Handler {
 	b.Cleanup(func() { m.Close() })
 	mustTB(b, "Migrate", m.Migrate(ctx))
 	start := time.Now()
-	for d := range benchFolders {
-		files := make([]*coffer.File, benchPerFolder)
-		for i := range files {
-			f := &coffer.File{ID: coffer.NewFileID(), BucketID: coffer.DefaultBucketID, Name: fmt.Sprintf("d%03d/f%03d.txt", d, i),
-				Size: 1, MimeType: "text/plain", ETag: `"x"`, IsUploaded: true, BlobKey: fmt.Sprintf("f/%d/%d", d, i),
-				Metadata: json.RawMessage(`{}`)}
-			mustTB(b, "BeginUpload", m.BeginUpload(ctx, f.BlobKey, nil))
-			files[i] = f
-		}
-		mustTB(b, "CreateFiles", m.CreateFiles(ctx, files))
-	}
+	mustTB(b, "FillFolders", metatest.FillFolders(ctx, m, benchFolders, benchPerFolder))
 	b.Logf("%d files stored in %v", benchFolders*benchPerFolder, time.Since(start).Round(time.Millisecond))
 	svc, err := service.New(service.DefaultConfig(), m, blob.New(memblob.New()), service.Caches{}, slog.New(slog.DiscardHandler))
 	mustTB(b, "service.New", err)
