@@ -65,7 +65,7 @@ func (s *Service) CheckAccess(ctx context.Context, p *coffer.Principal, q Access
 	}
 	switch {
 	case q.Role == coffer.AdminRole:
-		return AccessAnswer{Allowed: true, Reason: "role admin bypasses the rules"}, nil
+		return AccessAnswer{Allowed: true, Reason: "role admin bypasses the rules (the admin secret's role; a JWT's too unless --jwt-admin-role=false)"}, nil
 	case a == access.Read && b.Public:
 		return AccessAnswer{Allowed: true, Reason: fmt.Sprintf("bucket %s is public: anyone may read its files", b.ID)}, nil
 	}

@@ -25,7 +25,8 @@ const (
 // action on a bucket, or on one of its files.
 type CheckAccessRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The role (x-hasura-role), e.g. "user"; "admin" is allowed everything.
+	// The role (x-hasura-role), e.g. "user"; "admin" is allowed everything (as the
+	// admin secret is; a JWT of role admin is too unless --jwt-admin-role=false).
 	Role string `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
 	// The user id (x-hasura-user-id); "": none.
 	UserId string `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
