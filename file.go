@@ -89,10 +89,13 @@ func ValidateMetadata(m []byte) (json.RawMessage, error) {
 // MaxMetadataBytes bounds a file's metadata JSON.
 const MaxMetadataBytes = 64 << 10
 
-// Page is one page of a listing; Next is "" on the last page.
+// Page is one page of a listing; Next is "" on the last page. With a delimiter
+// (ListOptions.Delimiter), Prefixes are the common prefixes of the page, which sort
+// among its Files by name (bytewise): a listing's entries are both, interleaved.
 type Page struct {
-	Files []*File
-	Next  string
+	Files    []*File
+	Prefixes []string
+	Next     string
 }
 
 // ListOptions select files of one bucket, ordered by name then id.
@@ -101,6 +104,11 @@ type ListOptions struct {
 	Prefix   string
 	Limit    int    // 1..1000; 0 means the default, 100 (meta.DefaultListLimit)
 	Cursor   string // opaque, from a previous Page.Next
+	// Delimiter, "/" or "" (none), lists one level below Prefix as S3 does: a file
+	// whose name goes on past Prefix with a delimiter is listed as the common prefix
+	// up to and including that delimiter ("photos/" + "2024/a.jpg" -> "photos/2024/"),
+	// once, in place of every file under it. Limit counts files and prefixes.
+	Delimiter string
 	// Filter, when set, keeps only files it matches under Vars (a role's read rule):
 	// applied in the query, so paging stays correct and nothing else leaks.
 	Filter Expr

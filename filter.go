@@ -134,7 +134,7 @@ func (n Not) Match(f *File, vars map[string]string) bool { return !n.X.Match(f, 
 // Match implements Expr.
 func (c *Cmp) Match(f *File, vars map[string]string) bool {
 	k := FieldKinds[c.Field]
-	v := fieldValue(f, c.Field)
+	v := FieldValue(f, c.Field)
 	switch c.Op {
 	case "_is_null":
 		return isNull(k, v) == c.Arg.Lit.Bool
@@ -211,7 +211,8 @@ func b2i(b bool) int {
 	return 0
 }
 
-func fieldValue(f *File, field string) Value {
+// FieldValue returns the value of f's field (one of FieldKinds) that expressions compare.
+func FieldValue(f *File, field string) Value {
 	switch field {
 	case FieldID:
 		return Value{Str: f.ID}

@@ -47,6 +47,10 @@ type rule struct {
 	role    string
 	buckets []string
 	perms   map[Action]*Permission
+	// at is the rule's path in the document ("rules[2]"); keys the document's
+	// spelling of each action's key ("insert" for Upload).
+	at   string
+	keys map[Action]string
 }
 
 // RuleSet is a compiled rules document; safe for concurrent use, never modified.
@@ -63,14 +67,57 @@ func (rs *RuleSet) Document() json.RawMessage { return rs.doc }
 
 // Permission returns role's permission for action on bucket, or nil.
 func (rs *RuleSet) Permission(role, bucket string, a Action) *Permission {
-	for i := range rs.rules {
-		r := &rs.rules[i]
-		if r.role != role || !matchBucket(r.buckets, bucket) {
-			continue
-		}
+	if r := rs.match(role, bucket); r != nil {
 		return r.perms[a]
 	}
 	return nil
+}
+
+// match returns the rule that decides for role on bucket: the first whose role and
+// bucket pattern match; nil if none does.
+func (rs *RuleSet) match(role, bucket string) *rule {
+	for i := range rs.rules {
+		if r := &rs.rules[i]; r.role == role && matchBucket(r.buckets, bucket) {
+			return r
+		}
+	}
+	return nil
+}
+
+// Decision is what the rules decide for a role's action on a bucket, and where.
+type Decision struct {
+	// Permission is the role's permission; nil: the action is refused.
+	Permission *Permission
+	// Path is the deciding rule's path in the document, as Parse's errors name
+	// paths: its action ("rules[2].read", the action spelled as in the document)
+	// when it grants it, the rule ("rules[2]") when it does not list the action, ""
+	// when no rule matches the role and bucket.
+	Path string
+	// Buckets are the deciding rule's bucket patterns (nil when none decided).
+	Buckets []string
+}
+
+// Decide returns role's Decision for a on bucket: Permission's answer, with the
+// rule that gave it.
+func (rs *RuleSet) Decide(role, bucket string, a Action) Decision {
+	r := rs.match(role, bucket)
+	switch {
+	case r == nil:
+		return Decision{}
+	case r.perms[a] == nil:
+		return Decision{Path: r.at, Buckets: r.buckets}
+	}
+	return Decision{Permission: r.perms[a], Path: r.at + "." + r.keys[a], Buckets: r.buckets}
+}
+
+// ParseAction returns the action named s, as a rules document spells it (upload or
+// insert, read or select, replace or update, delete) or "create" (upload).
+func ParseAction(s string) (Action, bool) {
+	if s == "create" {
+		return Upload, true
+	}
+	a, ok := actionNames[s]
+	return a, ok
 }
 
 // Grants reports whether role has a permission for action on any bucket at all (the
@@ -182,7 +229,7 @@ func compileRule(item any, at string) (rule, error) {
 	if !ok {
 		return rule{}, invalid(at, "must be an object with role, buckets and actions")
 	}
-	r := rule{perms: map[Action]*Permission{}}
+	r := rule{perms: map[Action]*Permission{}, at: at, keys: map[Action]string{}}
 	role, ok := m["role"].(string)
 	if !ok || role == "" {
 		return rule{}, invalid(at+".role", "must be a non-empty string")
@@ -208,7 +255,7 @@ func compileRule(item any, at string) (rule, error) {
 		if err != nil {
 			return rule{}, err
 		}
-		r.perms[a] = p
+		r.perms[a], r.keys[a] = p, k
 	}
 	return r, nil
 }

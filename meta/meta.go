@@ -74,8 +74,13 @@ type Store interface {
 	// DeleteFile removes the row and returns it. ENOTFOUND if missing.
 	DeleteFile(ctx context.Context, id string) (*coffer.File, error)
 	// ListFiles returns uploaded files of opt.BucketID whose name starts with opt.Prefix,
-	// ordered by (name, id), at most opt.Limit, from opt.Cursor on. EINVALID for a bad
-	// cursor. An empty result for a bucket that does not exist (the caller checks).
+	// ordered by (name, id), at most opt.Limit, from opt.Cursor on. With
+	// opt.Delimiter "/", files under a common prefix one level below opt.Prefix are
+	// listed as that prefix (Page.Prefixes), once, where its first file would be; the
+	// limit counts both, Next resumes after either, and opt.Filter decides which files
+	// (hence which prefixes) there are. It must not read every name under a prefix
+	// (seek past it). EINVALID for a bad cursor or a delimiter other than "" and "/".
+	// An empty result for a bucket that does not exist (the caller checks).
 	ListFiles(ctx context.Context, opt coffer.ListOptions) (coffer.Page, error)
 	// ListNotUploaded returns files with IsUploaded false, oldest first, at most limit.
 	ListNotUploaded(ctx context.Context, limit int) ([]*coffer.File, error)

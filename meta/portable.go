@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/coffer/coffer"
 	"github.com/google/uuid"
@@ -37,15 +38,30 @@ func EncodeCursor(name, id string) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// DecodeCursor parses a cursor made by EncodeCursor: EINVALID if it is malformed.
+// EncodePrefixCursor returns the opaque cursor that resumes a listing with a
+// delimiter after the common prefix p (which ends with the delimiter) and every name
+// beginning with it.
+func EncodePrefixCursor(p string) string {
+	b, _ := json.Marshal([1]string{p})
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// DecodeCursor parses a cursor made by EncodeCursor, or by EncodePrefixCursor, for
+// which id is "" and name is the prefix. EINVALID if it is malformed.
 func DecodeCursor(c string) (name, id string, err error) {
 	bad := coffer.Errorf(coffer.EINVALID, "invalid cursor")
 	raw, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
 		return "", "", bad
 	}
-	var v [2]string
+	var v []string
 	if err := json.Unmarshal(raw, &v); err != nil {
+		return "", "", bad
+	}
+	switch {
+	case len(v) == 1 && strings.HasSuffix(v[0], Delimiter):
+		return v[0], "", nil
+	case len(v) != 2:
 		return "", "", bad
 	}
 	id, ok := FileID(v[1])
@@ -53,6 +69,54 @@ func DecodeCursor(c string) (name, id string, err error) {
 		return "", "", bad
 	}
 	return v[0], id, nil
+}
+
+// Delimiter is the only delimiter a listing takes (ListOptions.Delimiter).
+const Delimiter = "/"
+
+// CheckDelimiter returns EINVALID unless d is "" or Delimiter.
+func CheckDelimiter(d string) error {
+	if d != "" && d != Delimiter {
+		return coffer.InvalidField("delimiter", `delimiter must be "/" or "" (none)`)
+	}
+	return nil
+}
+
+// CommonPrefix returns the common prefix that name is listed as under prefix with
+// delimiter d: prefix and the rest of name up to and including its first d; "" when
+// d is "" or the rest holds no d (name is listed as itself). name begins with prefix.
+func CommonPrefix(prefix, name, d string) string {
+	if d == "" {
+		return ""
+	}
+	if i := strings.Index(name[len(prefix):], d); i >= 0 {
+		return name[:len(prefix)+i+len(d)]
+	}
+	return ""
+}
+
+// PrefixEnd returns the least valid UTF-8 string greater than every string that
+// begins with p, in byte order: p with its last rune replaced by the next one
+// ("photos/" -> "photos0"), dropping trailing runes that have none. ok is false when
+// there is no such string (p is empty, or not valid UTF-8).
+func PrefixEnd(p string) (end string, ok bool) {
+	if !utf8.ValidString(p) {
+		return "", false
+	}
+	for p != "" {
+		r, n := utf8.DecodeLastRuneInString(p)
+		p = p[:len(p)-n]
+		switch {
+		case r == utf8.MaxRune:
+			continue
+		case r == 0xD7FF: // the surrogates are not runes
+			r = 0xE000
+		default:
+			r++
+		}
+		return p + string(r), true
+	}
+	return "", false
 }
 
 // FileID returns id in canonical (lower-case, hyphenated) UUID form; ok is false if

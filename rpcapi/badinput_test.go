@@ -46,6 +46,9 @@ func TestBadInput(t *testing.T) {
 		{"ListFiles bad page token", invalid, func() error {
 			return errOf(f.ListFiles(ctx(), req(&adminv1.ListFilesRequest{BucketId: "docs", PageToken: "garbage!!"})))
 		}},
+		{"ListFiles bad delimiter", invalid, func() error {
+			return errOf(f.ListFiles(ctx(), req(&adminv1.ListFilesRequest{BucketId: "docs", Delimiter: "|"})))
+		}},
 		{"ListFiles unknown bucket", notFound, func() error { return errOf(f.ListFiles(ctx(), req(&adminv1.ListFilesRequest{BucketId: "nope"}))) }},
 		{"UpdateFile bad metadata", invalid, func() error {
 			return errOf(f.UpdateFile(ctx(), req(&adminv1.UpdateFileRequest{Id: id, MetadataJson: proto.String("[1]")})))

@@ -2,6 +2,7 @@ package rpcapi
 
 import (
 	"context"
+	"time"
 
 	"connectrpc.com/connect"
 
@@ -21,12 +22,14 @@ func (s *server) GetFile(ctx context.Context, req *connect.Request[adminv1.GetFi
 // ListFiles serves FileService.ListFiles; the page token is the store's opaque cursor.
 func (s *server) ListFiles(ctx context.Context, req *connect.Request[adminv1.ListFilesRequest]) (*connect.Response[adminv1.ListFilesResponse], error) {
 	m := req.Msg
-	opt := coffer.ListOptions{BucketID: m.GetBucketId(), Prefix: m.GetPrefix(), Limit: int(m.GetPageSize()), Cursor: m.GetPageToken()}
+	opt := coffer.ListOptions{BucketID: m.GetBucketId(), Prefix: m.GetPrefix(), Limit: int(m.GetPageSize()),
+		Cursor: m.GetPageToken(), Delimiter: m.GetDelimiter()}
 	page, err := s.h.svc.ListFiles(ctx, principal(ctx), opt)
 	if err != nil {
 		return nil, s.h.toConnect(ctx, err)
 	}
-	return connect.NewResponse(&adminv1.ListFilesResponse{Files: filesPB(page.Files), NextPageToken: page.Next}), nil
+	return connect.NewResponse(&adminv1.ListFilesResponse{Files: filesPB(page.Files), NextPageToken: page.Next,
+		Prefixes: page.Prefixes}), nil
 }
 
 // UpdateFile serves FileService.UpdateFile.
@@ -50,9 +53,16 @@ func (s *server) DeleteFile(ctx context.Context, req *connect.Request[adminv1.De
 // PresignFile serves FileService.PresignFile: the service checks, the hasura face's
 // Presigner signs (its route serves the URL).
 func (s *server) PresignFile(ctx context.Context, req *connect.Request[adminv1.PresignFileRequest]) (*connect.Response[adminv1.PresignFileResponse], error) {
-	f, ttl, err := s.h.svc.Presign(ctx, principal(ctx), req.Msg.GetId())
+	f, ttl, err := s.h.svc.Presign(ctx, principal(ctx), req.Msg.GetId(), presignTTL(req.Msg.GetExpiresInSeconds()))
 	if err != nil {
 		return nil, s.h.toConnect(ctx, err)
 	}
 	return connect.NewResponse(&adminv1.PresignFileResponse{Url: s.h.presign(f.ID, ttl), ExpiresInSeconds: int64(ttl.Seconds())}), nil
+}
+
+// presignTTL converts PresignFileRequest.expires_in_seconds, clamped to -1 (which
+// the service refuses) and coffer.MaxDownloadExpiration (the bucket's expiration
+// caps it anyway) so that it cannot overflow.
+func presignTTL(secs int64) time.Duration {
+	return time.Duration(max(-1, min(secs, coffer.MaxDownloadExpiration))) * time.Second
 }

@@ -3,6 +3,7 @@ package rpcapi
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -26,11 +27,12 @@ func FuzzRequests(f *testing.F) {
 	f.Add(`{"id":"acme","hosts":["a.test"],"settings":{"adminSecrets":["s"],"presignKey":"k","storage":{"secretAccessKey":"x"},"limits":{"burst":2}}}`)
 	f.Add(`{"id":"acme","hosts":{"hosts":[]},"quota":{"maxBytes":"-1"},"settings":{"limits":{"requestsPerSecond":"NaN"}}}`)
 	f.Add(`{"pageSize":2,"pageToken":"Yg"}`)
+	f.Add(`{"id":"f","expiresInSeconds":"-9223372036854775808"}`)
 	f.Add(`{"id":"a","settings":{"jwt":"{\"type\":\"HS256\",\"key\":\"k\"}"}}`)
 	f.Fuzz(func(t *testing.T, in string) {
 		for _, m := range []proto.Message{&adminv1.CreateBucketRequest{}, &adminv1.CreateWebhookRequest{},
 			&adminv1.ListDeliveriesRequest{}, &adminv1.UpdateFileRequest{}, &adminv1.CreateTenantRequest{},
-			&adminv1.UpdateTenantRequest{}, &adminv1.ListTenantsRequest{}} {
+			&adminv1.UpdateTenantRequest{}, &adminv1.ListTenantsRequest{}, &adminv1.PresignFileRequest{}} {
 			if jsonCodecs[0].Unmarshal([]byte(in), m) == nil {
 				convert(t, m)
 				roundTrip(t, m)
@@ -66,6 +68,13 @@ func convert(t *testing.T, m proto.Message) {
 	case *adminv1.UpdateFileRequest:
 		if md := metadataArg(m.MetadataJson); (md == nil) != (m.MetadataJson == nil) {
 			t.Fatalf("metadata %q of %v", md, m)
+		}
+	case *adminv1.PresignFileRequest:
+		secs := m.GetExpiresInSeconds()
+		d := presignTTL(secs)
+		if d < -time.Second || d > coffer.MaxDownloadExpiration*time.Second || (d < 0) != (secs < 0) ||
+			secs >= 0 && secs <= coffer.MaxDownloadExpiration && d != time.Duration(secs)*time.Second {
+			t.Fatalf("expiresInSeconds %d: %v", secs, d)
 		}
 	}
 }

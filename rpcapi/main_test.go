@@ -19,6 +19,7 @@ import (
 
 	"github.com/coffer/coffer/app"
 	"github.com/coffer/coffer/internal/apptest"
+	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 	"github.com/coffer/coffer/proto/gen/coffer/admin/v1/adminv1connect"
 )
 
@@ -144,6 +145,18 @@ func (e *env) clients(hc *http.Client, opts ...connect.ClientOption) clients {
 		ops:      adminv1connect.NewOpsServiceClient(hc, e.base, opts...),
 		server:   adminv1connect.NewServerServiceClient(hc, e.base, opts...),
 	}
+}
+
+// docsWithRules creates bucket docs and installs testRules, as the admin, and
+// returns the admin's clients.
+func (e *env) docsWithRules(t *testing.T) clients {
+	t.Helper()
+	c := e.clients(asAdmin())
+	_, err := c.buckets.CreateBucket(ctx(), req(&adminv1.CreateBucketRequest{Id: "docs"}))
+	check(t, "CreateBucket", err)
+	_, err = c.rules.PutRules(ctx(), req(&adminv1.PutRulesRequest{Document: testRules}))
+	check(t, "PutRules", err)
+	return c
 }
 
 // upload uploads content as name into bucket through /v1 with hc and returns the

@@ -20,11 +20,7 @@ import (
 // bucket without a read rule PERMISSION_DENIED); GetVersion needs nothing.
 func TestPermissionRefusals(t *testing.T) {
 	e := newEnv(t)
-	admin := e.clients(asAdmin())
-	_, err := admin.buckets.CreateBucket(ctx(), req(&adminv1.CreateBucketRequest{Id: "docs"}))
-	check(t, "CreateBucket", err)
-	_, err = admin.rules.PutRules(ctx(), req(&adminv1.PutRulesRequest{Document: testRules}))
-	check(t, "PutRules", err)
+	e.docsWithRules(t)
 	for _, tc := range []struct {
 		name string
 		c    clients
@@ -38,7 +34,7 @@ func TestPermissionRefusals(t *testing.T) {
 			wantCode(t, tc.name+" "+what, call(), tc.code)
 		}
 	}
-	_, err = e.clients(anonymous()).server.GetVersion(ctx(), req(&adminv1.GetVersionRequest{}))
+	_, err := e.clients(anonymous()).server.GetVersion(ctx(), req(&adminv1.GetVersionRequest{}))
 	check(t, "anonymous GetVersion", err)
 
 	mine := e.upload(asUser(t, "alice"), "docs", "mine.txt", "alice's")
@@ -78,6 +74,9 @@ func adminCalls(c clients) map[string]func() error {
 		"UpdateBucket": func() error { return errOf(b.UpdateBucket(ctx(), req(&adminv1.UpdateBucketRequest{Id: "docs"}))) },
 		"DeleteBucket": func() error { return errOf(b.DeleteBucket(ctx(), req(&adminv1.DeleteBucketRequest{Id: "docs"}))) },
 		"GetRules":     func() error { return errOf(c.rules.GetRules(ctx(), req(&adminv1.GetRulesRequest{}))) },
+		"CheckAccess": func() error {
+			return errOf(c.rules.CheckAccess(ctx(), req(&adminv1.CheckAccessRequest{Role: "user", BucketId: "docs", Action: "read"})))
+		},
 		"PutRules": func() error {
 			return errOf(c.rules.PutRules(ctx(), req(&adminv1.PutRulesRequest{Document: "rules: []"})))
 		},

@@ -2,10 +2,12 @@ package rpcapi
 
 import (
 	"context"
+	"encoding/json"
 
 	"connectrpc.com/connect"
 
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
+	"github.com/coffer/coffer/service"
 )
 
 // GetRules serves RuleService.GetRules.
@@ -37,4 +39,19 @@ func (s *server) PutRules(ctx context.Context, req *connect.Request[adminv1.PutR
 		return nil, s.h.toConnect(ctx, err)
 	}
 	return connect.NewResponse(&adminv1.PutRulesResponse{Document: string(doc)}), nil
+}
+
+// CheckAccess serves RuleService.CheckAccess.
+func (s *server) CheckAccess(ctx context.Context, req *connect.Request[adminv1.CheckAccessRequest]) (*connect.Response[adminv1.CheckAccessResponse], error) {
+	m := req.Msg
+	q := service.AccessQuery{Role: m.GetRole(), UserID: m.GetUserId(), Session: m.GetSession(), BucketID: m.GetBucketId(),
+		Action: m.GetAction(), FileID: m.GetFileId(), Name: m.GetName(), Size: m.GetSize(), MimeType: m.GetMimeType()}
+	if m.GetMetadataJson() != "" {
+		q.Metadata = json.RawMessage(m.GetMetadataJson())
+	}
+	ans, err := s.h.svc.CheckAccess(ctx, principal(ctx), q)
+	if err != nil {
+		return nil, s.h.toConnect(ctx, err)
+	}
+	return connect.NewResponse(&adminv1.CheckAccessResponse{Allowed: ans.Allowed, Rule: ans.Rule, Reason: ans.Reason}), nil
 }

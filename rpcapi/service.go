@@ -43,7 +43,7 @@ type FileService interface {
 	ListFiles(ctx context.Context, p *coffer.Principal, opt coffer.ListOptions) (coffer.Page, error)
 	UpdateFile(ctx context.Context, p *coffer.Principal, id string, name *string, md json.RawMessage) (*coffer.File, error)
 	DeleteFile(ctx context.Context, p *coffer.Principal, id string) error
-	Presign(ctx context.Context, p *coffer.Principal, id string) (*coffer.File, time.Duration, error)
+	Presign(ctx context.Context, p *coffer.Principal, id string, want time.Duration) (*coffer.File, time.Duration, error)
 }
 
 // RuleService reads, checks and replaces the permission rules.
@@ -51,6 +51,7 @@ type RuleService interface {
 	Rules(p *coffer.Principal) ([]byte, error)
 	ValidateRules(p *coffer.Principal, doc []byte) ([]byte, error)
 	SetRules(ctx context.Context, p *coffer.Principal, doc []byte) error
+	CheckAccess(ctx context.Context, p *coffer.Principal, q service.AccessQuery) (service.AccessAnswer, error)
 }
 
 // WebhookService administers webhook subscriptions and their deliveries.

@@ -227,3 +227,40 @@ func TestUnreadableAnswer(t *testing.T) {
 		t.Fatalf("anonymous read %q from the public bucket", got)
 	}
 }
+
+// A listing with a delimiter shows a user the prefixes under which it may read a
+// file, and no others; a delimiter other than "/" is refused.
+func TestListFilesDelimiterReadFilter(t *testing.T) {
+	ctx := context.Background()
+	svc, _, _ := newService(t, `{"rules":[{"role":"user","buckets":["default"],
+		"upload":{"presets":{"uploaded_by_user_id":"X-Hasura-User-Id"}},
+		"read":{"filter":{"uploaded_by_user_id":{"_eq":"X-Hasura-User-Id"}}}}]}`)
+	u1, u2 := user("u1"), user("u2")
+	for _, n := range []string{"d1/a", "d3/x/y", "top", "mixed/1"} {
+		named(t, svc, u1, n)
+	}
+	for _, n := range []string{"d2/a", "d2/b", "mixed/0", "other"} {
+		named(t, svc, u2, n)
+	}
+	for _, c := range []struct {
+		p               *coffer.Principal
+		prefix          string
+		files, prefixes string
+	}{
+		{u1, "", "top", "d1/ d3/ mixed/"},
+		{u2, "", "other", "d2/ mixed/"},
+		{coffer.AdminPrincipal(), "", "other top", "d1/ d2/ d3/ mixed/"},
+		{u1, "d3/", "", "d3/x/"},
+		{u2, "d3/", "", ""},
+		{u1, "mixed/", "mixed/1", ""},
+	} {
+		page, err := svc.ListFiles(ctx, c.p, coffer.ListOptions{BucketID: "default", Prefix: c.prefix, Delimiter: "/"})
+		must(t, err)
+		if names(page) != c.files || strings.Join(page.Prefixes, " ") != c.prefixes {
+			t.Errorf("%s under %q: files %q prefixes %q, want %q and %q", c.p.Role+":"+c.p.UserID, c.prefix,
+				names(page), page.Prefixes, c.files, c.prefixes)
+		}
+	}
+	_, err := svc.ListFiles(ctx, u1, coffer.ListOptions{BucketID: "default", Delimiter: "|"})
+	wantCode(t, "delimiter |", err, coffer.EINVALID)
+}

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/coffer/coffer"
@@ -199,7 +200,9 @@ func (s *Service) ListFiles(ctx context.Context, p *coffer.Principal, opt coffer
 	if opt.Limit < 0 || opt.Limit > 1000 {
 		return coffer.Page{}, coffer.Errorf(coffer.EINVALID, "limit must be between 1 and 1000 (0: the default, 100)")
 	}
+	start := time.Now()
 	page, err := s.meta.ListFiles(ctx, opt)
+	timing.Since(ctx, "meta", start)
 	return trimPage(page), err
 }
 
@@ -213,7 +216,8 @@ const fileBytes = 256
 
 // trimPage ends page before the file that would take it past maxPageBytes (it keeps
 // one file at least), with the cursor that resumes after its last file: a page may
-// be shorter than its limit, and the next one goes on from there.
+// be shorter than its limit, and the next one goes on from there. The prefixes that
+// sort after that file go too (names are at most 1 KiB: prefixes alone stay small).
 func trimPage(page coffer.Page) coffer.Page {
 	size := 0
 	for i, f := range page.Files {
@@ -221,6 +225,8 @@ func trimPage(page coffer.Page) coffer.Page {
 		if size > maxPageBytes && i > 0 {
 			last := page.Files[i-1]
 			page.Files, page.Next = page.Files[:i], meta.EncodeCursor(last.Name, last.ID)
+			n, _ := slices.BinarySearch(page.Prefixes, last.Name)
+			page.Prefixes = page.Prefixes[:n]
 			return page
 		}
 	}
@@ -228,10 +234,14 @@ func trimPage(page coffer.Page) coffer.Page {
 }
 
 // Presign checks that p may have a presigned URL of file id and returns the file and
-// how long the URL lives: the bucket's download expiration, within 1 s and
-// coffer.MaxDownloadExpiration. ENOTFOUND if p may not read the file; EFORBIDDEN if
-// its bucket has presigned URLs disabled. The face that serves the URL signs it.
-func (s *Service) Presign(ctx context.Context, p *coffer.Principal, id string) (*coffer.File, time.Duration, error) {
+// how long the URL lives: want, capped at the bucket's download expiration (within
+// 1 s and coffer.MaxDownloadExpiration), which want 0 means. EINVALID for a negative
+// or sub-second want; ENOTFOUND if p may not read the file; EFORBIDDEN if its bucket
+// has presigned URLs disabled. The face that serves the URL signs it.
+func (s *Service) Presign(ctx context.Context, p *coffer.Principal, id string, want time.Duration) (*coffer.File, time.Duration, error) {
+	if want < 0 || want%time.Second != 0 {
+		return nil, 0, coffer.InvalidField("expiresInSeconds", "the expiration must be a whole number of seconds, 0 or more")
+	}
 	f, b, err := s.GetFile(ctx, p, id)
 	if err != nil {
 		return nil, 0, err
@@ -240,6 +250,9 @@ func (s *Service) Presign(ctx context.Context, p *coffer.Principal, id string) (
 		return nil, 0, ErrPresignDisabled()
 	}
 	ttl := time.Duration(min(max(b.DownloadExpiration, 1), coffer.MaxDownloadExpiration)) * time.Second
+	if want > 0 {
+		ttl = min(ttl, want)
+	}
 	return f, ttl, nil
 }
 

@@ -26,7 +26,7 @@ func presignedPath(id string) string { return "/v1/files/" + id + "/presignedurl
 // parameters given here are appended unsigned: as with hasura-storage, the URL's
 // holder may change them (they can fetch the original anyway).
 func (h *Handler) presignURL(w http.ResponseWriter, r *http.Request) {
-	f, ttl, err := h.svc.Presign(r.Context(), principal(r), r.PathValue("id"))
+	f, ttl, err := h.svc.Presign(r.Context(), principal(r), r.PathValue("id"), 0)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -36,8 +36,9 @@ type FileService interface {
 	OpenVariant(ctx context.Context, p *coffer.Principal, id string, o imaging.Options, accept string) (*coffer.File, *coffer.Bucket, *service.Variant, error)
 	// UpdateFile changes a file's name and/or metadata (nil: unchanged).
 	UpdateFile(ctx context.Context, p *coffer.Principal, id string, name *string, md json.RawMessage) (*coffer.File, error)
-	// Presign checks that p may have a presigned URL of file id and returns its lifetime.
-	Presign(ctx context.Context, p *coffer.Principal, id string) (*coffer.File, time.Duration, error)
+	// Presign checks that p may have a presigned URL of file id and returns its
+	// lifetime: want, capped at the bucket's download expiration (0: that).
+	Presign(ctx context.Context, p *coffer.Principal, id string, want time.Duration) (*coffer.File, time.Duration, error)
 	// DeleteFile removes a file.
 	DeleteFile(ctx context.Context, p *coffer.Principal, id string) error
 	// ListFiles lists a bucket's uploaded files.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"strconv"
 
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/proto"
@@ -141,5 +142,33 @@ func rulesCmd(c *adminConfig) *cobra.Command {
 		}
 		return emit(c, cmd.OutOrStdout(), res.Msg, func() [][]string { return [][]string{{res.Msg.GetDocument()}} })
 	})
-	return group("rules", "Permission rules", get, validate, put)
+	return group("rules", "Permission rules", get, validate, put, rulesCheckCmd(c))
+}
+
+// rulesCheckCmd is `rules check --role R --action A [--user U] [--bucket B] [--file ID]
+// [--session k=v]... [--name N --size S --mime-type T --metadata JSON]`.
+func rulesCheckCmd(c *adminConfig) *cobra.Command {
+	var q adminv1.CheckAccessRequest
+	check := leaf("check", "Say whether a role may read, create, update or delete, which rule decides and why", cobra.NoArgs,
+		func(cmd *cobra.Command, _ []string) error {
+			res, err := c.rules().CheckAccess(cmd.Context(), req(&q))
+			if err != nil {
+				return err
+			}
+			return emit(c, cmd.OutOrStdout(), res.Msg, func() [][]string {
+				return [][]string{{"ALLOWED", "RULE", "REASON"}, {strconv.FormatBool(res.Msg.GetAllowed()), res.Msg.GetRule(), res.Msg.GetReason()}}
+			})
+		})
+	f := check.Flags()
+	f.StringVar(&q.Role, "role", "", "the role (x-hasura-role)")
+	f.StringVar(&q.Action, "action", "", "read, create, update or delete")
+	f.StringVar(&q.UserId, "user", "", "the user id (x-hasura-user-id)")
+	f.StringVar(&q.BucketId, "bucket", "", "the bucket (may be left out with --file)")
+	f.StringVar(&q.FileId, "file", "", "a stored file to check against the rule's filter")
+	f.StringToStringVar(&q.Session, "session", nil, "more session variables, x-hasura-name=value")
+	f.StringVar(&q.Name, "name", "", "create: the new file's name; update: a new name")
+	f.Int64Var(&q.Size, "size", 0, "create: the new file's size in bytes")
+	f.StringVar(&q.MimeType, "mime-type", "", "create: the new file's MIME type")
+	f.StringVar(&q.MetadataJson, "metadata", "", "create: the new file's metadata (JSON object)")
+	return check
 }

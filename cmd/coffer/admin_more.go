@@ -11,20 +11,22 @@ import (
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 )
 
-// filesListCmd is `files list BUCKET [--prefix P] [--page-size N] [--page-token T]`.
+// filesListCmd is `files list BUCKET [--prefix P] [--delimiter /] [--page-size N] [--page-token T]`.
 func filesListCmd(c *adminConfig) *cobra.Command {
-	var prefix, token string
+	var prefix, token, delimiter string
 	var size int32
 	list := leaf("list BUCKET", "List a bucket's files, one page", cobra.ExactArgs(1), func(cmd *cobra.Command, a []string) error {
-		res, err := c.files().ListFiles(cmd.Context(), req(&adminv1.ListFilesRequest{BucketId: a[0], Prefix: prefix, PageSize: size, PageToken: token}))
+		res, err := c.files().ListFiles(cmd.Context(), req(&adminv1.ListFilesRequest{BucketId: a[0], Prefix: prefix,
+			PageSize: size, PageToken: token, Delimiter: delimiter}))
 		if err != nil {
 			return err
 		}
 		return emit(c, cmd.OutOrStdout(), res.Msg, func() [][]string {
-			return withNextPage(fileRows(res.Msg.GetFiles()...), res.Msg.GetNextPageToken())
+			return withNextPage(listingRows(a[0], res.Msg.GetFiles(), res.Msg.GetPrefixes()), res.Msg.GetNextPageToken())
 		})
 	})
 	list.Flags().StringVar(&prefix, "prefix", "", "only names beginning with this")
+	list.Flags().StringVar(&delimiter, "delimiter", "", `"/": one level below --prefix, folders listed as their prefix`)
 	list.Flags().Int32Var(&size, "page-size", 0, "files per page, 1..1000 (0: 100)")
 	list.Flags().StringVar(&token, "page-token", "", "the next page's token, from the previous page")
 	return list
@@ -46,8 +48,9 @@ func filesCmd(c *adminConfig) *cobra.Command {
 		}
 		return emit(c, cmd.OutOrStdout(), res.Msg, func() [][]string { return lines("DELETED", a[0]) })
 	})
+	var expires time.Duration
 	presign := leaf("presign ID", "Print a presigned download URL of a file", cobra.ExactArgs(1), func(cmd *cobra.Command, a []string) error {
-		res, err := c.files().PresignFile(cmd.Context(), req(&adminv1.PresignFileRequest{Id: a[0]}))
+		res, err := c.files().PresignFile(cmd.Context(), req(&adminv1.PresignFileRequest{Id: a[0], ExpiresInSeconds: int64(expires / time.Second)}))
 		if err != nil {
 			return err
 		}
@@ -55,6 +58,7 @@ func filesCmd(c *adminConfig) *cobra.Command {
 			return [][]string{{"URL", "EXPIRES IN"}, {res.Msg.GetUrl(), fmt.Sprintf("%ds", res.Msg.GetExpiresInSeconds())}}
 		})
 	})
+	presign.Flags().DurationVar(&expires, "expires", 0, "how long the URL lives (0: the bucket's download expiration, which caps it)")
 	return group("files", "Files' metadata (uploads and downloads stay on /v1)", filesListCmd(c), get, del, presign)
 }
 

@@ -81,6 +81,22 @@ func fileRows(fs ...*adminv1.File) [][]string {
 	return rows
 }
 
+// listingRows is fileRows with a listing's prefixes among the files, by name: a
+// prefix's row has "PREFIX" for an id.
+func listingRows(bucket string, fs []*adminv1.File, prefixes []string) [][]string {
+	rows := fileRows()
+	for _, f := range fs {
+		for len(prefixes) > 0 && prefixes[0] < f.GetName() {
+			rows, prefixes = append(rows, []string{"PREFIX", bucket, prefixes[0], "", "", "", ""}), prefixes[1:]
+		}
+		rows = append(rows, fileRows(f)[1])
+	}
+	for _, p := range prefixes {
+		rows = append(rows, []string{"PREFIX", bucket, p, "", "", "", ""})
+	}
+	return rows
+}
+
 // webhookRows is the table of webhook subscriptions.
 func webhookRows(ws ...*adminv1.Webhook) [][]string {
 	rows := [][]string{{"ID", "BUCKET", "EVENTS", "URL", "SECRET"}}

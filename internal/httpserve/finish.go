@@ -29,8 +29,8 @@ func (e Ending) Finish(v any, r *http.Request, w *Writer, in int64) {
 	if v != nil {
 		e.recovered(v, w)
 	}
-	if w.Status == 0 { // nothing written: net/http writes an empty 200 after us
-		w.ApplyDeadline()
+	if w.Status == 0 { // nothing written: net/http writes an empty 200 after us, with
+		w.headers(http.StatusOK) // the deadline and Server-Timing (an empty protobuf answer)
 	}
 	d := time.Since(w.Start)
 	if e.End != nil {

@@ -127,6 +127,11 @@ func TestFinish(t *testing.T) {
 	if rec.Code != 204 || seen != 204 || strings.Contains(logs, "msg=panic") || !strings.Contains(logs, "status=204") {
 		t.Errorf("no panic: %d, metrics %d, log %s", rec.Code, seen, logs)
 	}
+	rec, logs, seen = serveEnding(t, func(http.ResponseWriter) {}) // net/http answers 200
+	if rec.Code != 200 || seen != 200 || !strings.Contains(rec.Header().Get("Server-Timing"), "app;dur=") ||
+		!strings.Contains(logs, "status=200") {
+		t.Errorf("nothing written: %d, metrics %d, Server-Timing %q, log %s", rec.Code, seen, rec.Header().Get("Server-Timing"), logs)
+	}
 	defer func() {
 		if v := recover(); v != http.ErrAbortHandler {
 			t.Errorf("ErrAbortHandler: recovered %v", v)

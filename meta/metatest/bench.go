@@ -59,3 +59,47 @@ func BenchUploadWritesTenant(b *testing.B, s Shared, quota coffer.Quota) {
 	}
 	BenchUploadWrites(b, s.ForTenant(t.ID))
 }
+
+// FillFolders stores folders*perFolder uploaded files in bucket "default" of s, a
+// migrated store, perFolder in each folder "dNNN/" ("d000/f000.txt"...), a folder
+// per transaction as uploads store them (an intent per file, then CreateFiles).
+func FillFolders(ctx context.Context, s meta.Store, folders, perFolder int) error {
+	for d := range folders {
+		files := make([]*coffer.File, perFolder)
+		for i := range files {
+			f := &coffer.File{ID: coffer.NewFileID(), BucketID: coffer.DefaultBucketID, Name: fmt.Sprintf("d%03d/f%03d.txt", d, i),
+				Size: 1, MimeType: "text/plain", ETag: `"x"`, IsUploaded: true, BlobKey: fmt.Sprintf("f/%d/%d", d, i)}
+			if err := s.BeginUpload(ctx, f.BlobKey, nil); err != nil {
+				return err
+			}
+			files[i] = f
+		}
+		if err := s.CreateFiles(ctx, files); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// BenchListPage lists a page of 100 entries with delimiter "/" from s, a migrated
+// store, after storing 100,000 files in 1,000 folders of 100 (FillFolders): the
+// bucket's top level ("folders": 100 prefixes, a seek past each) and one folder
+// ("files": 100 files).
+func BenchListPage(b *testing.B, s meta.Store) {
+	start := time.Now()
+	if err := FillFolders(b.Context(), s, 1000, 100); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("100,000 files stored in %v", time.Since(start).Round(time.Millisecond))
+	for _, bc := range []struct{ name, prefix string }{{"folders", ""}, {"files", "d500/"}} {
+		b.Run(bc.name, func(b *testing.B) {
+			opt := coffer.ListOptions{BucketID: coffer.DefaultBucketID, Prefix: bc.prefix, Delimiter: "/", Limit: 100}
+			for b.Loop() {
+				p, err := s.ListFiles(b.Context(), opt)
+				if err != nil || len(p.Files)+len(p.Prefixes) != 100 {
+					b.Fatalf("ListFiles: %d files, %d prefixes, %v", len(p.Files), len(p.Prefixes), err)
+				}
+			}
+		})
+	}
+}

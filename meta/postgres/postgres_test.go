@@ -66,6 +66,14 @@ func BenchmarkUploadWrites(b *testing.B) {
 	}
 }
 
+// BenchmarkListPage runs metatest.BenchListPage (a page of 100 entries with a
+// delimiter, of a bucket of 100,000 files):
+//
+//	go test -run '^$' -bench ListPage -benchtime 200x ./meta/postgres/
+func BenchmarkListPage(b *testing.B) {
+	metatest.BenchListPage(b, openBench(b, databaseURL(b), ""))
+}
+
 // openBench opens and migrates a store in a fresh schema of base, with pool settings
 // pool ("" for Open's defaults); it is closed when b ends.
 func openBench(b *testing.B, base, pool string) *postgres.Store {

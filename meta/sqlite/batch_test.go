@@ -203,3 +203,19 @@ func BenchmarkUploadWritesTenant(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkListPage runs metatest.BenchListPage (a page of 100 entries with a
+// delimiter, of a bucket of 100,000 files):
+//
+//	go test -run '^$' -bench ListPage -benchtime 200x ./meta/sqlite/
+func BenchmarkListPage(b *testing.B) {
+	s, err := Open(b.Context(), filepath.Join(b.TempDir(), "m.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Migrate(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	metatest.BenchListPage(b, s)
+}

@@ -124,7 +124,14 @@ type ListFilesRequest struct {
 	// before 2 MiB of names and metadata (follow next_page_token).
 	PageSize int32 `protobuf:"varint,3,opt,name=page_size,json=pageSize,proto3" json:"page_size,omitempty"`
 	// From a previous response's next_page_token; "" for the first page.
-	PageToken     string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	PageToken string `protobuf:"bytes,4,opt,name=page_token,json=pageToken,proto3" json:"page_token,omitempty"`
+	// "/" lists one level below prefix, like a folder (S3's delimiter): a file whose
+	// name goes on past prefix with a "/" is not listed; the common prefix up to and
+	// including that "/" is, once, in prefixes (prefix "photos/": "photos/2024/"). For
+	// a user JWT, a prefix shows only if the role may read a file under it. page_size
+	// counts files and prefixes. "" (the default): every file under prefix. Any other
+	// value is INVALID_ARGUMENT.
+	Delimiter     string `protobuf:"bytes,5,opt,name=delimiter,proto3" json:"delimiter,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -187,13 +194,24 @@ func (x *ListFilesRequest) GetPageToken() string {
 	return ""
 }
 
+func (x *ListFilesRequest) GetDelimiter() string {
+	if x != nil {
+		return x.Delimiter
+	}
+	return ""
+}
+
 // ListFilesResponse is one page of files.
 type ListFilesResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The files, by name.
 	Files []*File `protobuf:"bytes,1,rep,name=files,proto3" json:"files,omitempty"`
-	// The token of the next page; "" on the last one.
+	// The token of the next page; "" on the last one. It resumes after the page's last
+	// entry, a file or a prefix.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
+	// With a delimiter, the common prefixes of the page, by name (bytewise); they sort
+	// among files by name, as one listing: "a.txt" < "a/" < "a0".
+	Prefixes      []string `protobuf:"bytes,3,rep,name=prefixes,proto3" json:"prefixes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -240,6 +258,13 @@ func (x *ListFilesResponse) GetNextPageToken() string {
 		return x.NextPageToken
 	}
 	return ""
+}
+
+func (x *ListFilesResponse) GetPrefixes() []string {
+	if x != nil {
+		return x.Prefixes
+	}
+	return nil
 }
 
 // UpdateFileRequest names a file and what to change.
@@ -439,9 +464,13 @@ func (*DeleteFileResponse) Descriptor() ([]byte, []int) {
 type PresignFileRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The file's id.
-	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// How long the URL lives, in seconds: 0 (the default) is the bucket's
+	// download_expiration, a larger value is capped at it (the response says what the
+	// URL got). Negative: INVALID_ARGUMENT.
+	ExpiresInSeconds int64 `protobuf:"varint,2,opt,name=expires_in_seconds,json=expiresInSeconds,proto3" json:"expires_in_seconds,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *PresignFileRequest) Reset() {
@@ -481,12 +510,19 @@ func (x *PresignFileRequest) GetId() string {
 	return ""
 }
 
+func (x *PresignFileRequest) GetExpiresInSeconds() int64 {
+	if x != nil {
+		return x.ExpiresInSeconds
+	}
+	return 0
+}
+
 // PresignFileResponse is the URL.
 type PresignFileResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The URL, on the server's public URL (--public-url).
 	Url string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
-	// Seconds until it expires.
+	// Seconds until it expires, from when it was made: the URL's signed lifetime.
 	ExpiresInSeconds int64 `protobuf:"varint,2,opt,name=expires_in_seconds,json=expiresInSeconds,proto3" json:"expires_in_seconds,omitempty"`
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
@@ -544,16 +580,18 @@ const file_coffer_admin_v1_files_proto_rawDesc = "" +
 	"\x0eGetFileRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"<\n" +
 	"\x0fGetFileResponse\x12)\n" +
-	"\x04file\x18\x01 \x01(\v2\x15.coffer.admin.v1.FileR\x04file\"\x83\x01\n" +
+	"\x04file\x18\x01 \x01(\v2\x15.coffer.admin.v1.FileR\x04file\"\xa1\x01\n" +
 	"\x10ListFilesRequest\x12\x1b\n" +
 	"\tbucket_id\x18\x01 \x01(\tR\bbucketId\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x1b\n" +
 	"\tpage_size\x18\x03 \x01(\x05R\bpageSize\x12\x1d\n" +
 	"\n" +
-	"page_token\x18\x04 \x01(\tR\tpageToken\"h\n" +
+	"page_token\x18\x04 \x01(\tR\tpageToken\x12\x1c\n" +
+	"\tdelimiter\x18\x05 \x01(\tR\tdelimiter\"\x84\x01\n" +
 	"\x11ListFilesResponse\x12+\n" +
 	"\x05files\x18\x01 \x03(\v2\x15.coffer.admin.v1.FileR\x05files\x12&\n" +
-	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\"\x81\x01\n" +
+	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
+	"\bprefixes\x18\x03 \x03(\tR\bprefixes\"\x81\x01\n" +
 	"\x11UpdateFileRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x17\n" +
 	"\x04name\x18\x02 \x01(\tH\x00R\x04name\x88\x01\x01\x12(\n" +
@@ -564,9 +602,10 @@ const file_coffer_admin_v1_files_proto_rawDesc = "" +
 	"\x04file\x18\x01 \x01(\v2\x15.coffer.admin.v1.FileR\x04file\"#\n" +
 	"\x11DeleteFileRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\"\x14\n" +
-	"\x12DeleteFileResponse\"$\n" +
+	"\x12DeleteFileResponse\"R\n" +
 	"\x12PresignFileRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"U\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12,\n" +
+	"\x12expires_in_seconds\x18\x02 \x01(\x03R\x10expiresInSeconds\"U\n" +
 	"\x13PresignFileResponse\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12,\n" +
 	"\x12expires_in_seconds\x18\x02 \x01(\x03R\x10expiresInSeconds2\xc6\x03\n" +

@@ -21,6 +21,208 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// CheckAccessRequest is the question: a principal (role, user id, session) and an
+// action on a bucket, or on one of its files.
+type CheckAccessRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The role (x-hasura-role), e.g. "user"; "admin" is allowed everything (as the
+	// admin secret is; a JWT of role admin is too unless --jwt-admin-role=false).
+	Role string `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
+	// The user id (x-hasura-user-id); "": none.
+	UserId string `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
+	// Other session variables (x-hasura-* names, any case), as a JWT's claims carry.
+	Session map[string]string `protobuf:"bytes,3,rep,name=session,proto3" json:"session,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The bucket; may be "" when file_id is given (the file's bucket).
+	BucketId string `protobuf:"bytes,4,opt,name=bucket_id,json=bucketId,proto3" json:"bucket_id,omitempty"`
+	// "read", "create", "update" or "delete" (a rules document's spellings too:
+	// upload, insert, select, replace).
+	Action string `protobuf:"bytes,5,opt,name=action,proto3" json:"action,omitempty"`
+	// For read, update and delete: a stored file, checked against the rule's filter
+	// (and update's check). "": whether the role may act on some of the bucket's files.
+	FileId string `protobuf:"bytes,6,opt,name=file_id,json=fileId,proto3" json:"file_id,omitempty"`
+	// For create: the new file's name, checked with the presets applied against the
+	// rule's check; for update: a new name (a rename), checked the same way.
+	Name string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
+	// For create: the new file's metadata, a JSON object (checked as an upload's).
+	MetadataJson string `protobuf:"bytes,8,opt,name=metadata_json,json=metadataJson,proto3" json:"metadata_json,omitempty"`
+	// For create: the new file's size (the rule's max_size and check) and MIME type.
+	Size int64 `protobuf:"varint,9,opt,name=size,proto3" json:"size,omitempty"`
+	// For create: the new file's MIME type.
+	MimeType      string `protobuf:"bytes,10,opt,name=mime_type,json=mimeType,proto3" json:"mime_type,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckAccessRequest) Reset() {
+	*x = CheckAccessRequest{}
+	mi := &file_coffer_admin_v1_rules_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckAccessRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckAccessRequest) ProtoMessage() {}
+
+func (x *CheckAccessRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_admin_v1_rules_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckAccessRequest.ProtoReflect.Descriptor instead.
+func (*CheckAccessRequest) Descriptor() ([]byte, []int) {
+	return file_coffer_admin_v1_rules_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *CheckAccessRequest) GetRole() string {
+	if x != nil {
+		return x.Role
+	}
+	return ""
+}
+
+func (x *CheckAccessRequest) GetUserId() string {
+	if x != nil {
+		return x.UserId
+	}
+	return ""
+}
+
+func (x *CheckAccessRequest) GetSession() map[string]string {
+	if x != nil {
+		return x.Session
+	}
+	return nil
+}
+
+func (x *CheckAccessRequest) GetBucketId() string {
+	if x != nil {
+		return x.BucketId
+	}
+	return ""
+}
+
+func (x *CheckAccessRequest) GetAction() string {
+	if x != nil {
+		return x.Action
+	}
+	return ""
+}
+
+func (x *CheckAccessRequest) GetFileId() string {
+	if x != nil {
+		return x.FileId
+	}
+	return ""
+}
+
+func (x *CheckAccessRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *CheckAccessRequest) GetMetadataJson() string {
+	if x != nil {
+		return x.MetadataJson
+	}
+	return ""
+}
+
+func (x *CheckAccessRequest) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *CheckAccessRequest) GetMimeType() string {
+	if x != nil {
+		return x.MimeType
+	}
+	return ""
+}
+
+// CheckAccessResponse is the answer.
+type CheckAccessResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Whether the action is allowed.
+	Allowed bool `protobuf:"varint,1,opt,name=allowed,proto3" json:"allowed,omitempty"`
+	// The path, in the rules document, of the rule that decided, as ValidateRules'
+	// errors name paths: "rules[0].read" (the action as the document spells it) when
+	// that rule grants the action; "rules[0]" when the first rule for the role and
+	// bucket does not list it; "" when no rule applied (none matches, role admin, a
+	// public bucket's reads).
+	Rule string `protobuf:"bytes,2,opt,name=rule,proto3" json:"rule,omitempty"`
+	// Why, for a person: "no rule for role user on bucket avatars", "the file does not
+	// match rules[0].read.filter: uploaded_by_user_id is "bob", not _eq
+	// x-hasura-user-id ("alice")".
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckAccessResponse) Reset() {
+	*x = CheckAccessResponse{}
+	mi := &file_coffer_admin_v1_rules_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckAccessResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckAccessResponse) ProtoMessage() {}
+
+func (x *CheckAccessResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_coffer_admin_v1_rules_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckAccessResponse.ProtoReflect.Descriptor instead.
+func (*CheckAccessResponse) Descriptor() ([]byte, []int) {
+	return file_coffer_admin_v1_rules_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *CheckAccessResponse) GetAllowed() bool {
+	if x != nil {
+		return x.Allowed
+	}
+	return false
+}
+
+func (x *CheckAccessResponse) GetRule() string {
+	if x != nil {
+		return x.Rule
+	}
+	return ""
+}
+
+func (x *CheckAccessResponse) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
 // GetRulesRequest has no parameters.
 type GetRulesRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -30,7 +232,7 @@ type GetRulesRequest struct {
 
 func (x *GetRulesRequest) Reset() {
 	*x = GetRulesRequest{}
-	mi := &file_coffer_admin_v1_rules_proto_msgTypes[0]
+	mi := &file_coffer_admin_v1_rules_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -42,7 +244,7 @@ func (x *GetRulesRequest) String() string {
 func (*GetRulesRequest) ProtoMessage() {}
 
 func (x *GetRulesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_admin_v1_rules_proto_msgTypes[0]
+	mi := &file_coffer_admin_v1_rules_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -55,7 +257,7 @@ func (x *GetRulesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRulesRequest.ProtoReflect.Descriptor instead.
 func (*GetRulesRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_admin_v1_rules_proto_rawDescGZIP(), []int{0}
+	return file_coffer_admin_v1_rules_proto_rawDescGZIP(), []int{2}
 }
 
 // GetRulesResponse is the document in force.
@@ -69,7 +271,7 @@ type GetRulesResponse struct {
 
 func (x *GetRulesResponse) Reset() {
 	*x = GetRulesResponse{}
-	mi := &file_coffer_admin_v1_rules_proto_msgTypes[1]
+	mi := &file_coffer_admin_v1_rules_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -81,7 +283,7 @@ func (x *GetRulesResponse) String() string {
 func (*GetRulesResponse) ProtoMessage() {}
 
 func (x *GetRulesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_admin_v1_rules_proto_msgTypes[1]
+	mi := &file_coffer_admin_v1_rules_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -94,7 +296,7 @@ func (x *GetRulesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRulesResponse.ProtoReflect.Descriptor instead.
 func (*GetRulesResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_admin_v1_rules_proto_rawDescGZIP(), []int{1}
+	return file_coffer_admin_v1_rules_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *GetRulesResponse) GetDocument() string {
@@ -115,7 +317,7 @@ type ValidateRulesRequest struct {
 
 func (x *ValidateRulesRequest) Reset() {
 	*x = ValidateRulesRequest{}
-	mi := &file_coffer_admin_v1_rules_proto_msgTypes[2]
+	mi := &file_coffer_admin_v1_rules_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -127,7 +329,7 @@ func (x *ValidateRulesRequest) String() string {
 func (*ValidateRulesRequest) ProtoMessage() {}
 
 func (x *ValidateRulesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_admin_v1_rules_proto_msgTypes[2]
+	mi := &file_coffer_admin_v1_rules_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -140,7 +342,7 @@ func (x *ValidateRulesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateRulesRequest.ProtoReflect.Descriptor instead.
 func (*ValidateRulesRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_admin_v1_rules_proto_rawDescGZIP(), []int{2}
+	return file_coffer_admin_v1_rules_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ValidateRulesRequest) GetDocument() string {
@@ -161,7 +363,7 @@ type ValidateRulesResponse struct {
 
 func (x *ValidateRulesResponse) Reset() {
 	*x = ValidateRulesResponse{}
-	mi := &file_coffer_admin_v1_rules_proto_msgTypes[3]
+	mi := &file_coffer_admin_v1_rules_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -173,7 +375,7 @@ func (x *ValidateRulesResponse) String() string {
 func (*ValidateRulesResponse) ProtoMessage() {}
 
 func (x *ValidateRulesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_admin_v1_rules_proto_msgTypes[3]
+	mi := &file_coffer_admin_v1_rules_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -186,7 +388,7 @@ func (x *ValidateRulesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidateRulesResponse.ProtoReflect.Descriptor instead.
 func (*ValidateRulesResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_admin_v1_rules_proto_rawDescGZIP(), []int{3}
+	return file_coffer_admin_v1_rules_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ValidateRulesResponse) GetDocument() string {
@@ -207,7 +409,7 @@ type PutRulesRequest struct {
 
 func (x *PutRulesRequest) Reset() {
 	*x = PutRulesRequest{}
-	mi := &file_coffer_admin_v1_rules_proto_msgTypes[4]
+	mi := &file_coffer_admin_v1_rules_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -219,7 +421,7 @@ func (x *PutRulesRequest) String() string {
 func (*PutRulesRequest) ProtoMessage() {}
 
 func (x *PutRulesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_admin_v1_rules_proto_msgTypes[4]
+	mi := &file_coffer_admin_v1_rules_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -232,7 +434,7 @@ func (x *PutRulesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutRulesRequest.ProtoReflect.Descriptor instead.
 func (*PutRulesRequest) Descriptor() ([]byte, []int) {
-	return file_coffer_admin_v1_rules_proto_rawDescGZIP(), []int{4}
+	return file_coffer_admin_v1_rules_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PutRulesRequest) GetDocument() string {
@@ -253,7 +455,7 @@ type PutRulesResponse struct {
 
 func (x *PutRulesResponse) Reset() {
 	*x = PutRulesResponse{}
-	mi := &file_coffer_admin_v1_rules_proto_msgTypes[5]
+	mi := &file_coffer_admin_v1_rules_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -265,7 +467,7 @@ func (x *PutRulesResponse) String() string {
 func (*PutRulesResponse) ProtoMessage() {}
 
 func (x *PutRulesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_coffer_admin_v1_rules_proto_msgTypes[5]
+	mi := &file_coffer_admin_v1_rules_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -278,7 +480,7 @@ func (x *PutRulesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutRulesResponse.ProtoReflect.Descriptor instead.
 func (*PutRulesResponse) Descriptor() ([]byte, []int) {
-	return file_coffer_admin_v1_rules_proto_rawDescGZIP(), []int{5}
+	return file_coffer_admin_v1_rules_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PutRulesResponse) GetDocument() string {
@@ -292,7 +494,26 @@ var File_coffer_admin_v1_rules_proto protoreflect.FileDescriptor
 
 const file_coffer_admin_v1_rules_proto_rawDesc = "" +
 	"\n" +
-	"\x1bcoffer/admin/v1/rules.proto\x12\x0fcoffer.admin.v1\"\x11\n" +
+	"\x1bcoffer/admin/v1/rules.proto\x12\x0fcoffer.admin.v1\"\x81\x03\n" +
+	"\x12CheckAccessRequest\x12\x12\n" +
+	"\x04role\x18\x01 \x01(\tR\x04role\x12\x17\n" +
+	"\auser_id\x18\x02 \x01(\tR\x06userId\x12J\n" +
+	"\asession\x18\x03 \x03(\v20.coffer.admin.v1.CheckAccessRequest.SessionEntryR\asession\x12\x1b\n" +
+	"\tbucket_id\x18\x04 \x01(\tR\bbucketId\x12\x16\n" +
+	"\x06action\x18\x05 \x01(\tR\x06action\x12\x17\n" +
+	"\afile_id\x18\x06 \x01(\tR\x06fileId\x12\x12\n" +
+	"\x04name\x18\a \x01(\tR\x04name\x12#\n" +
+	"\rmetadata_json\x18\b \x01(\tR\fmetadataJson\x12\x12\n" +
+	"\x04size\x18\t \x01(\x03R\x04size\x12\x1b\n" +
+	"\tmime_type\x18\n" +
+	" \x01(\tR\bmimeType\x1a:\n" +
+	"\fSessionEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"[\n" +
+	"\x13CheckAccessResponse\x12\x18\n" +
+	"\aallowed\x18\x01 \x01(\bR\aallowed\x12\x12\n" +
+	"\x04rule\x18\x02 \x01(\tR\x04rule\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x11\n" +
 	"\x0fGetRulesRequest\".\n" +
 	"\x10GetRulesResponse\x12\x1a\n" +
 	"\bdocument\x18\x01 \x01(\tR\bdocument\"2\n" +
@@ -303,11 +524,12 @@ const file_coffer_admin_v1_rules_proto_rawDesc = "" +
 	"\x0fPutRulesRequest\x12\x1a\n" +
 	"\bdocument\x18\x01 \x01(\tR\bdocument\".\n" +
 	"\x10PutRulesResponse\x12\x1a\n" +
-	"\bdocument\x18\x01 \x01(\tR\bdocument2\x99\x02\n" +
+	"\bdocument\x18\x01 \x01(\tR\bdocument2\xf8\x02\n" +
 	"\vRuleService\x12T\n" +
 	"\bGetRules\x12 .coffer.admin.v1.GetRulesRequest\x1a!.coffer.admin.v1.GetRulesResponse\"\x03\x90\x02\x01\x12c\n" +
 	"\rValidateRules\x12%.coffer.admin.v1.ValidateRulesRequest\x1a&.coffer.admin.v1.ValidateRulesResponse\"\x03\x90\x02\x01\x12O\n" +
-	"\bPutRules\x12 .coffer.admin.v1.PutRulesRequest\x1a!.coffer.admin.v1.PutRulesResponseB<Z:github.com/coffer/coffer/proto/gen/coffer/admin/v1;adminv1b\x06proto3"
+	"\bPutRules\x12 .coffer.admin.v1.PutRulesRequest\x1a!.coffer.admin.v1.PutRulesResponse\x12]\n" +
+	"\vCheckAccess\x12#.coffer.admin.v1.CheckAccessRequest\x1a$.coffer.admin.v1.CheckAccessResponse\"\x03\x90\x02\x01B<Z:github.com/coffer/coffer/proto/gen/coffer/admin/v1;adminv1b\x06proto3"
 
 var (
 	file_coffer_admin_v1_rules_proto_rawDescOnce sync.Once
@@ -321,27 +543,33 @@ func file_coffer_admin_v1_rules_proto_rawDescGZIP() []byte {
 	return file_coffer_admin_v1_rules_proto_rawDescData
 }
 
-var file_coffer_admin_v1_rules_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_coffer_admin_v1_rules_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_coffer_admin_v1_rules_proto_goTypes = []any{
-	(*GetRulesRequest)(nil),       // 0: coffer.admin.v1.GetRulesRequest
-	(*GetRulesResponse)(nil),      // 1: coffer.admin.v1.GetRulesResponse
-	(*ValidateRulesRequest)(nil),  // 2: coffer.admin.v1.ValidateRulesRequest
-	(*ValidateRulesResponse)(nil), // 3: coffer.admin.v1.ValidateRulesResponse
-	(*PutRulesRequest)(nil),       // 4: coffer.admin.v1.PutRulesRequest
-	(*PutRulesResponse)(nil),      // 5: coffer.admin.v1.PutRulesResponse
+	(*CheckAccessRequest)(nil),    // 0: coffer.admin.v1.CheckAccessRequest
+	(*CheckAccessResponse)(nil),   // 1: coffer.admin.v1.CheckAccessResponse
+	(*GetRulesRequest)(nil),       // 2: coffer.admin.v1.GetRulesRequest
+	(*GetRulesResponse)(nil),      // 3: coffer.admin.v1.GetRulesResponse
+	(*ValidateRulesRequest)(nil),  // 4: coffer.admin.v1.ValidateRulesRequest
+	(*ValidateRulesResponse)(nil), // 5: coffer.admin.v1.ValidateRulesResponse
+	(*PutRulesRequest)(nil),       // 6: coffer.admin.v1.PutRulesRequest
+	(*PutRulesResponse)(nil),      // 7: coffer.admin.v1.PutRulesResponse
+	nil,                           // 8: coffer.admin.v1.CheckAccessRequest.SessionEntry
 }
 var file_coffer_admin_v1_rules_proto_depIdxs = []int32{
-	0, // 0: coffer.admin.v1.RuleService.GetRules:input_type -> coffer.admin.v1.GetRulesRequest
-	2, // 1: coffer.admin.v1.RuleService.ValidateRules:input_type -> coffer.admin.v1.ValidateRulesRequest
-	4, // 2: coffer.admin.v1.RuleService.PutRules:input_type -> coffer.admin.v1.PutRulesRequest
-	1, // 3: coffer.admin.v1.RuleService.GetRules:output_type -> coffer.admin.v1.GetRulesResponse
-	3, // 4: coffer.admin.v1.RuleService.ValidateRules:output_type -> coffer.admin.v1.ValidateRulesResponse
-	5, // 5: coffer.admin.v1.RuleService.PutRules:output_type -> coffer.admin.v1.PutRulesResponse
-	3, // [3:6] is the sub-list for method output_type
-	0, // [0:3] is the sub-list for method input_type
-	0, // [0:0] is the sub-list for extension type_name
-	0, // [0:0] is the sub-list for extension extendee
-	0, // [0:0] is the sub-list for field type_name
+	8, // 0: coffer.admin.v1.CheckAccessRequest.session:type_name -> coffer.admin.v1.CheckAccessRequest.SessionEntry
+	2, // 1: coffer.admin.v1.RuleService.GetRules:input_type -> coffer.admin.v1.GetRulesRequest
+	4, // 2: coffer.admin.v1.RuleService.ValidateRules:input_type -> coffer.admin.v1.ValidateRulesRequest
+	6, // 3: coffer.admin.v1.RuleService.PutRules:input_type -> coffer.admin.v1.PutRulesRequest
+	0, // 4: coffer.admin.v1.RuleService.CheckAccess:input_type -> coffer.admin.v1.CheckAccessRequest
+	3, // 5: coffer.admin.v1.RuleService.GetRules:output_type -> coffer.admin.v1.GetRulesResponse
+	5, // 6: coffer.admin.v1.RuleService.ValidateRules:output_type -> coffer.admin.v1.ValidateRulesResponse
+	7, // 7: coffer.admin.v1.RuleService.PutRules:output_type -> coffer.admin.v1.PutRulesResponse
+	1, // 8: coffer.admin.v1.RuleService.CheckAccess:output_type -> coffer.admin.v1.CheckAccessResponse
+	5, // [5:9] is the sub-list for method output_type
+	1, // [1:5] is the sub-list for method input_type
+	1, // [1:1] is the sub-list for extension type_name
+	1, // [1:1] is the sub-list for extension extendee
+	0, // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_coffer_admin_v1_rules_proto_init() }
@@ -355,7 +583,7 @@ func file_coffer_admin_v1_rules_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_coffer_admin_v1_rules_proto_rawDesc), len(file_coffer_admin_v1_rules_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -56,8 +56,8 @@ type FileServiceClient interface {
 	// DeleteFile removes a file.
 	DeleteFile(context.Context, *connect.Request[v1.DeleteFileRequest]) (*connect.Response[v1.DeleteFileResponse], error)
 	// PresignFile returns a URL that downloads the file without credentials until it
-	// expires (the bucket's download_expiration). PERMISSION_DENIED if the bucket has
-	// presigned URLs disabled.
+	// expires (the bucket's download_expiration, or less: expires_in_seconds).
+	// PERMISSION_DENIED if the bucket has presigned URLs disabled.
 	PresignFile(context.Context, *connect.Request[v1.PresignFileRequest]) (*connect.Response[v1.PresignFileResponse], error)
 }
 
@@ -153,8 +153,8 @@ type FileServiceHandler interface {
 	// DeleteFile removes a file.
 	DeleteFile(context.Context, *connect.Request[v1.DeleteFileRequest]) (*connect.Response[v1.DeleteFileResponse], error)
 	// PresignFile returns a URL that downloads the file without credentials until it
-	// expires (the bucket's download_expiration). PERMISSION_DENIED if the bucket has
-	// presigned URLs disabled.
+	// expires (the bucket's download_expiration, or less: expires_in_seconds).
+	// PERMISSION_DENIED if the bucket has presigned URLs disabled.
 	PresignFile(context.Context, *connect.Request[v1.PresignFileRequest]) (*connect.Response[v1.PresignFileResponse], error)
 }
 

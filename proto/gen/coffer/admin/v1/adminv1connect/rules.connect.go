@@ -40,6 +40,8 @@ const (
 	RuleServiceValidateRulesProcedure = "/coffer.admin.v1.RuleService/ValidateRules"
 	// RuleServicePutRulesProcedure is the fully-qualified name of the RuleService's PutRules RPC.
 	RuleServicePutRulesProcedure = "/coffer.admin.v1.RuleService/PutRules"
+	// RuleServiceCheckAccessProcedure is the fully-qualified name of the RuleService's CheckAccess RPC.
+	RuleServiceCheckAccessProcedure = "/coffer.admin.v1.RuleService/CheckAccess"
 )
 
 // RuleServiceClient is a client for the coffer.admin.v1.RuleService service.
@@ -53,6 +55,12 @@ type RuleServiceClient interface {
 	// PutRules validates, stores and installs a document (errors as ValidateRules;
 	// nothing is changed on error).
 	PutRules(context.Context, *connect.Request[v1.PutRulesRequest]) (*connect.Response[v1.PutRulesResponse], error)
+	// CheckAccess says whether a role may do an action with the rules in force, which
+	// rule decided and why, evaluated as the role's requests are. INVALID_ARGUMENT for
+	// an unknown action, an empty role, a session variable not named x-hasura-*, a bad
+	// name or metadata, or a file of another bucket than bucket_id; NOT_FOUND for a
+	// missing bucket or file.
+	CheckAccess(context.Context, *connect.Request[v1.CheckAccessRequest]) (*connect.Response[v1.CheckAccessResponse], error)
 }
 
 // NewRuleServiceClient constructs a client for the coffer.admin.v1.RuleService service. By default,
@@ -86,6 +94,13 @@ func NewRuleServiceClient(httpClient connect.HTTPClient, baseURL string, opts ..
 			connect.WithSchema(ruleServiceMethods.ByName("PutRules")),
 			connect.WithClientOptions(opts...),
 		),
+		checkAccess: connect.NewClient[v1.CheckAccessRequest, v1.CheckAccessResponse](
+			httpClient,
+			baseURL+RuleServiceCheckAccessProcedure,
+			connect.WithSchema(ruleServiceMethods.ByName("CheckAccess")),
+			connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+			connect.WithClientOptions(opts...),
+		),
 	}
 }
 
@@ -94,6 +109,7 @@ type ruleServiceClient struct {
 	getRules      *connect.Client[v1.GetRulesRequest, v1.GetRulesResponse]
 	validateRules *connect.Client[v1.ValidateRulesRequest, v1.ValidateRulesResponse]
 	putRules      *connect.Client[v1.PutRulesRequest, v1.PutRulesResponse]
+	checkAccess   *connect.Client[v1.CheckAccessRequest, v1.CheckAccessResponse]
 }
 
 // GetRules calls coffer.admin.v1.RuleService.GetRules.
@@ -111,6 +127,11 @@ func (c *ruleServiceClient) PutRules(ctx context.Context, req *connect.Request[v
 	return c.putRules.CallUnary(ctx, req)
 }
 
+// CheckAccess calls coffer.admin.v1.RuleService.CheckAccess.
+func (c *ruleServiceClient) CheckAccess(ctx context.Context, req *connect.Request[v1.CheckAccessRequest]) (*connect.Response[v1.CheckAccessResponse], error) {
+	return c.checkAccess.CallUnary(ctx, req)
+}
+
 // RuleServiceHandler is an implementation of the coffer.admin.v1.RuleService service.
 type RuleServiceHandler interface {
 	// GetRules returns the rules in force, as JSON.
@@ -122,6 +143,12 @@ type RuleServiceHandler interface {
 	// PutRules validates, stores and installs a document (errors as ValidateRules;
 	// nothing is changed on error).
 	PutRules(context.Context, *connect.Request[v1.PutRulesRequest]) (*connect.Response[v1.PutRulesResponse], error)
+	// CheckAccess says whether a role may do an action with the rules in force, which
+	// rule decided and why, evaluated as the role's requests are. INVALID_ARGUMENT for
+	// an unknown action, an empty role, a session variable not named x-hasura-*, a bad
+	// name or metadata, or a file of another bucket than bucket_id; NOT_FOUND for a
+	// missing bucket or file.
+	CheckAccess(context.Context, *connect.Request[v1.CheckAccessRequest]) (*connect.Response[v1.CheckAccessResponse], error)
 }
 
 // NewRuleServiceHandler builds an HTTP handler from the service implementation. It returns the path
@@ -151,6 +178,13 @@ func NewRuleServiceHandler(svc RuleServiceHandler, opts ...connect.HandlerOption
 		connect.WithSchema(ruleServiceMethods.ByName("PutRules")),
 		connect.WithHandlerOptions(opts...),
 	)
+	ruleServiceCheckAccessHandler := connect.NewUnaryHandler(
+		RuleServiceCheckAccessProcedure,
+		svc.CheckAccess,
+		connect.WithSchema(ruleServiceMethods.ByName("CheckAccess")),
+		connect.WithIdempotency(connect.IdempotencyNoSideEffects),
+		connect.WithHandlerOptions(opts...),
+	)
 	return "/coffer.admin.v1.RuleService/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case RuleServiceGetRulesProcedure:
@@ -159,6 +193,8 @@ func NewRuleServiceHandler(svc RuleServiceHandler, opts ...connect.HandlerOption
 			ruleServiceValidateRulesHandler.ServeHTTP(w, r)
 		case RuleServicePutRulesProcedure:
 			ruleServicePutRulesHandler.ServeHTTP(w, r)
+		case RuleServiceCheckAccessProcedure:
+			ruleServiceCheckAccessHandler.ServeHTTP(w, r)
 		default:
 			http.NotFound(w, r)
 		}
@@ -178,4 +214,8 @@ func (UnimplementedRuleServiceHandler) ValidateRules(context.Context, *connect.R
 
 func (UnimplementedRuleServiceHandler) PutRules(context.Context, *connect.Request[v1.PutRulesRequest]) (*connect.Response[v1.PutRulesResponse], error) {
 	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.admin.v1.RuleService.PutRules is not implemented"))
+}
+
+func (UnimplementedRuleServiceHandler) CheckAccess(context.Context, *connect.Request[v1.CheckAccessRequest]) (*connect.Response[v1.CheckAccessResponse], error) {
+	return nil, connect.NewError(connect.CodeUnimplemented, errors.New("coffer.admin.v1.RuleService.CheckAccess is not implemented"))
 }
