@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/coffer/coffer/console"
 	"log/slog"
 	"net"
 	"net/http"
@@ -24,13 +25,15 @@ import (
 
 // Main is a coffer server: its stores, service, background work and listeners.
 type Main struct {
-	cfg   *Config
-	parts Parts
-	log   *slog.Logger
-	st    *stores
-	svc   *service.Service
-	http  *http.Server
-	ln    net.Listener
+	cfg *Config
+	// console is the web console's face; nil with --console=false.
+	console *console.Handler
+	parts   Parts
+	log     *slog.Logger
+	st      *stores
+	svc     *service.Service
+	http    *http.Server
+	ln      net.Listener
 	// fast answers plain HTTP/1.1 file GETs on ln and passes other connections to
 	// http; nil without --fast-path.
 	fast   *httpserve.FastServer

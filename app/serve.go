@@ -15,6 +15,7 @@ import (
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/cache"
+	"github.com/coffer/coffer/console"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/metrics"
@@ -80,9 +81,12 @@ func (s *Main) buildHTTP() error {
 		return err
 	}
 	s.rpcPrefixes = rpc.Prefixes()
+	if err := s.buildConsole(); err != nil {
+		return err
+	}
 	// The faces on the API port. hasura comes first: it also answers every path no
 	// face claims. A new face is built above and passed here as one more argument.
-	router, err := api.New(h, rpc)
+	router, err := api.New(h, s.withConsole(rpc)...)
 	if err != nil {
 		return err
 	}
@@ -304,4 +308,27 @@ func (s *Main) blobKind() string {
 		return "s3"
 	}
 	return "fs"
+}
+
+// buildConsole builds the web console's handler with --console (nil without): one
+// handler for every tenant, since it holds only the embedded assets and the page
+// calls the APIs of the host it was loaded from.
+func (s *Main) buildConsole() error {
+	if !s.cfg.Console {
+		return nil
+	}
+	con, err := console.New(console.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	s.console = con
+	return nil
+}
+
+// withConsole returns faces with the console's appended when it is on.
+func (s *Main) withConsole(faces ...api.Face) []api.Face {
+	if s.console != nil {
+		faces = append(faces, s.console)
+	}
+	return faces
 }
