@@ -260,7 +260,7 @@ export async function render(main, route, { link }) {
       const next = h('button', { type: 'button', disabled: !res.next, id: 'next-page' }, t('nextPage'));
       next.addEventListener('click', () => { stack.push(token); tokens.set(key, stack); location.hash = link('files', [bucket], { prefix, q, pt: res.next }); });
       append(pager, [prev, h('span', { class: 'muted' }, t('pageInfo', stack.length + 1, entries.length)), next]);
-      if (noDelimiter) left.insertBefore(h('p', { class: 'notice info' }, t('noDelimiter')), tableWrap);
+      if (noDelimiter && !document.getElementById('no-delimiter')) left.insertBefore(h('p', { class: 'notice info', id: 'no-delimiter' }, t('noDelimiter')), tableWrap);
     } catch (err) {
       clear(tableWrap);
       notice(msg, kindOf(err), explain(err, 'actListFiles'));
