@@ -71,8 +71,38 @@ function facts(f) {
   return dl;
 }
 
-function prettyJSON(s) {
-  try { return JSON.stringify(JSON.parse(s || '{}'), null, 2); } catch { return s; }
+// prettyJSON indents a JSON text without re-encoding it, so that numbers stay as
+// written (1.50, 12345678901234567890) and keys in their order.
+export function prettyJSON(s) {
+  s = s || '{}';
+  try { JSON.parse(s); } catch { return s; }
+  let out = '';
+  let ind = 0;
+  const nl = () => `\n${'  '.repeat(ind)}`;
+  for (let i = 0; i < s.length; i += 1) {
+    const c = s[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (s[j] !== '"') j += s[j] === '\\' ? 2 : 1;
+      out += s.slice(i, j + 1);
+      i = j;
+    } else if (c === '{' || c === '[') {
+      const k = s.slice(i + 1).search(/\S/) + i + 1;
+      if (s[k] === (c === '{' ? '}' : ']')) { out += c + s[k]; i = k; continue; }
+      ind += 1;
+      out += c + nl();
+    } else if (c === '}' || c === ']') {
+      ind -= 1;
+      out += nl() + c;
+    } else if (c === ',') {
+      out += `,${nl()}`;
+    } else if (c === ':') {
+      out += ': ';
+    } else if (!/\s/.test(c)) {
+      out += c;
+    }
+  }
+  return out;
 }
 
 function renameForm(f, msg, changed) {

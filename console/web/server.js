@@ -65,7 +65,8 @@ function chart(title, id) {
       data.push(v === null || !Number.isFinite(v) ? 0 : v);
       if (data.length > POINTS) data.shift();
       const max = Math.max(1e-9, ...data);
-      line.setAttribute('points', data.map((y, i) => `${(i * 240) / (POINTS - 1)},${58 - (y / max) * 54}`).join(' '));
+      const step = 240 / Math.max(1, data.length - 1);
+      line.setAttribute('points', data.map((y, i) => `${i * step},${58 - (y / max) * 54}`).join(' '));
       now.textContent = t('lastValue', v === null ? '–' : Number.isFinite(v) ? (Math.round(v * 10) / 10).toString() : '∞');
     },
   };

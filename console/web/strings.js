@@ -249,7 +249,7 @@ export const S = {
   chartHit: 'Cache hit ratio, {0} (%)',
   chartQueue: 'Image queue',
   caches: 'Caches',
-  imageWorkers: 'Image workers: {0} enabled, {1} busy of {2}, {3} queued (limit {4})',
+  imageWorkers: 'Image workers: on {0}; {1} busy of {2}, {3} queued (limit {4})',
   colHits: 'Hits',
   colMisses: 'Misses',
   colEvictions: 'Evictions',

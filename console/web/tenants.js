@@ -5,7 +5,7 @@ import { rpc, explain, kindOf, adminPage } from './api.js';
 
 function bar(used, max) {
   if (!Number(max)) return null;
-  const pct = Math.min(100, Math.round((Number(used) / Number(max)) * 100));
+  const pct = Math.min(100, Math.round((Number(used || 0) / Number(max)) * 100));
   return h('meter', { min: 0, max: 100, value: pct, high: 90, 'aria-label': `${pct}%` });
 }
 

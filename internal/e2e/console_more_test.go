@@ -1,0 +1,344 @@
+package e2e
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	_ "modernc.org/sqlite"
+)
+
+// xssPayload runs the canary if it is ever parsed as HTML.
+const xssPayload = `<img src=x onerror="window.__pwned=1">`
+
+// noInjection fails if the page holds markup that came from data: an element with
+// an event handler attribute, a script but the console's own, or the canary set.
+func noInjection(t *testing.T, tb *tab, where string) {
+	t.Helper()
+	if eval[bool](tb, `window.__pwned===1`) {
+		t.Errorf("%s: window.__pwned is set: a payload ran", where)
+	}
+	if n := eval[int](tb, `document.querySelectorAll('[onerror],[onload],[onclick]').length`); n != 0 {
+		t.Errorf("%s: %d elements with event handler attributes: data was parsed as HTML", where, n)
+	}
+	if n := eval[int](tb, `document.scripts.length`); n != 1 {
+		t.Errorf("%s: %d script elements, want the console's one", where, n)
+	}
+}
+
+// TestConsoleXSS: hostile file names, metadata, bucket ids and routes are shown as
+// text, and the console's CSP blocks inline script injected into the page (while
+// the same injection runs on a page without it, so the check can fail).
+func TestConsoleXSS(t *testing.T) {
+	bctx := newBrowser(t, 4*time.Minute)
+	shots := screenshotDir(t)
+	p := start(t, "COFFER_DATA_DIR="+t.TempDir())
+	p.adminDo("POST", "/v1/buckets", `{"id":"xss"}`, 201)
+	names := []string{xssPayload + ".txt", `<script>window.__pwned=1</script>.txt`, `"><svg onload=window.__pwned=1>.txt`}
+	var first string
+	for i, n := range names {
+		id := p.uploadDeclared("xss", fmt.Sprintf("payload-%d.txt", i), "text/plain", "payload "+n)
+		name, _ := json.Marshal(n) // the upload's filename loses what precedes a "/": name it after
+		if st, out := p.rpcJSON("FileService/UpdateFile", `{"id":"`+id+`","name":`+string(name)+`}`, "x-hasura-admin-secret", adminSecret); st != 200 {
+			t.Fatalf("rename to %s: %d %v", n, st, out)
+		}
+		if i == 0 {
+			first = id
+		}
+	}
+	if st, out := p.rpcJSON("FileService/UpdateFile", `{"id":"`+first+`","metadataJson":"{\"x\":\"`+strings.ReplaceAll(xssPayload, `"`, `\\\"`)+`\"}"}`,
+		"x-hasura-admin-secret", adminSecret); st != 200 {
+		t.Fatalf("metadata: %d %v", st, out)
+	}
+	tb := newTab(t, bctx, p, shots)
+	tb.signIn(p.url, "admin", adminSecret)
+
+	tb.goTo("#/files/xss", "files")
+	tb.wait(`document.querySelectorAll('#files tr').length>=3`)
+	links := eval[[]string](tb, `[...document.querySelectorAll('#files td a')].map(a=>a.textContent)`)
+	want := []string{`"><svg onload=window.__pwned=1>.txt`, `<img src=x onerror="window.__pwned=1">.txt`, `<script>window.__pwned=1</`}
+	sort.Strings(links)
+	sort.Strings(want)
+	if strings.Join(links, "|") != strings.Join(want, "|") {
+		t.Errorf("names shown: %q, want %q", links, want)
+	}
+	noInjection(t, tb, "file list")
+	tb.shot("01-xss-list")
+	tb.goTo("#/files/xss?file="+first, "files")
+	tb.wait(`document.getElementById('metadata-input')`)
+	if got := eval[string](tb, `JSON.parse(document.getElementById('metadata-input').value).x`); got != xssPayload {
+		t.Errorf("metadata shown: %q", got)
+	}
+	if got := tb.text("#fact-name"); got != names[0] {
+		t.Errorf("details name %q", got)
+	}
+	tb.wait(`document.getElementById('preview-text')`)
+	noInjection(t, tb, "details")
+	tb.shot("02-xss-details")
+	tb.goTo("#/files/xss?prefix="+`%3Cscript%3Ewindow.__pwned%3D1%3C%2F`, "files")
+	tb.wait(`document.querySelector('#files a.file-link')`)
+	noInjection(t, tb, "payload folder")
+
+	// A bucket id that is a payload: refused by the server, its message shown as text.
+	tb.goTo("#/buckets", "buckets")
+	tb.click("#main details.card summary")
+	tb.do(chromedp.SendKeys(chromedp.CSS("#new-bucket-id"), xssPayload), chromedp.Click(chromedp.CSS("#new-bucket button[type=submit]")))
+	tb.wait(`document.getElementById('buckets-msg').className.includes('error')`)
+	t.Logf("bad bucket id: %s", tb.text("#buckets-msg"))
+	noInjection(t, tb, "bucket id")
+	tb.goTo("#/files/"+`%3Cimg%20src%3Dx%20onerror%3D%22window.__pwned%3D1%22%3E`, "files")
+	tb.wait(`document.getElementById('files-msg').textContent`)
+	if got := tb.text(".crumbs li:nth-child(2)"); got != xssPayload {
+		t.Errorf("bucket crumb: %q", got)
+	}
+	noInjection(t, tb, "bucket route")
+	tb.shot("03-xss-bucket-route")
+
+	// The CSP: inline script injected into the console's DOM does not run, and the
+	// browser reports the violations; on a page without the CSP the same runs.
+	inject := `(async()=>{window.__violations=0;document.addEventListener('securitypolicyviolation',()=>window.__violations++);` +
+		`document.body.insertAdjacentHTML('beforeend','<img src=x onerror="window.__pwned=1">');` +
+		`const s=document.createElement('script');s.textContent='window.__pwned=1';document.body.append(s);` +
+		`const d=document.createElement('div');d.setAttribute('onclick','window.__pwned=1');document.body.append(d);d.click();` +
+		`await new Promise(r=>setTimeout(r,300));return {pwned:window.__pwned===1,violations:window.__violations}})()`
+	type result struct {
+		Pwned      bool `json:"pwned"`
+		Violations int  `json:"violations"`
+	}
+	got := eval[result](tb, inject)
+	if got.Pwned || got.Violations < 3 {
+		t.Errorf("console page: injected script ran=%v, CSP violations reported %d (want not run, 3)", got.Pwned, got.Violations)
+	}
+	bare := newStatusServer(t, 200, func() {})
+	ctl := newTab(t, bctx, p, shots)
+	ctl.do(chromedp.Navigate(bare + "/"))
+	if got := eval[result](ctl, inject); !got.Pwned {
+		t.Error("control page without CSP: the injection did not run, so the check above proves nothing")
+	}
+
+	// No cookies, so no CSRF: nothing sets one, and a request without the header
+	// credential (what a cross-site form sends) is refused.
+	if c := eval[string](tb, `document.cookie`); c != "" {
+		t.Errorf("cookies: %q", c)
+	}
+	for _, path := range []string{"/console/", "/console/app.js", "/console"} {
+		resp, err := http.Get(p.url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.Header.Get("Set-Cookie") != "" {
+			t.Errorf("%s sets a cookie", path)
+		}
+	}
+	// (A cross-site form can send a text/plain body that is JSON, but no header.)
+	resp, err := http.Post(p.url+"/v1/buckets", "text/plain", strings.NewReader(`{"id":"csrf"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 && resp.StatusCode != 403 {
+		t.Errorf("a form POST without credentials: %d", resp.StatusCode)
+	}
+	if st, _ := p.rpcJSON("BucketService/GetBucket", `{"id":"csrf"}`, "x-hasura-admin-secret", adminSecret); st != 404 {
+		t.Errorf("the credential-less POST made a bucket: GetBucket %d", st)
+	}
+}
+
+// TestConsoleFirstLoad measures what a browser transfers to load the console
+// (compressed, headers included): at most 300 KB.
+func TestConsoleFirstLoad(t *testing.T) {
+	bctx := newBrowser(t, 2*time.Minute)
+	p := start(t, "COFFER_DATA_DIR="+t.TempDir())
+	tb := newTab(t, bctx, p, screenshotDir(t))
+	tb.signIn(p.url, "admin", adminSecret)
+	tb.wait(`document.querySelector('#bucket-list a')`)
+	type entry struct {
+		Name     string  `json:"name"`
+		Transfer float64 `json:"transferSize"`
+		Encoded  float64 `json:"encodedBodySize"`
+		Decoded  float64 `json:"decodedBodySize"`
+	}
+	entries := eval[[]entry](tb, `[...performance.getEntriesByType('navigation'),...performance.getEntriesByType('resource')]`+
+		`.filter(e=>e.name.includes('/console/')).map(e=>({name:e.name,transferSize:e.transferSize,encodedBodySize:e.encodedBodySize,decodedBodySize:e.decodedBodySize}))`)
+	var transfer, decoded float64
+	for _, e := range entries {
+		transfer += e.Transfer
+		decoded += e.Decoded
+	}
+	t.Logf("first load of the console: %d files, %.0f bytes transferred (compressed, with headers), %.0f bytes uncompressed", len(entries), transfer, decoded)
+	if len(entries) < 10 || transfer == 0 {
+		t.Fatalf("measured %d entries, %.0f bytes: the measure is broken", len(entries), transfer)
+	}
+	if transfer > 300_000 {
+		t.Errorf("first load transfers %.0f bytes, over 300 KB", transfer)
+	}
+	// Every asset came compressed.
+	for _, e := range entries {
+		if e.Decoded > 1000 && e.Encoded >= e.Decoded {
+			t.Errorf("%s was not compressed (%.0f of %.0f bytes)", e.Name, e.Encoded, e.Decoded)
+		}
+	}
+	// The off switch.
+	q := start(t, "COFFER_DATA_DIR="+t.TempDir(), "COFFER_CONSOLE=false")
+	resp, err := http.Get(q.url + "/console/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 404 {
+		t.Errorf("--console=false: /console/ answers %d", resp.StatusCode)
+	}
+}
+
+// TestConsoleTenants: the platform admin's tenants page (create, usage), and the
+// console on a tenant (by its /t/{id}/ path) calling that tenant's APIs.
+func TestConsoleTenants(t *testing.T) {
+	bctx := newBrowser(t, 3*time.Minute)
+	shots := screenshotDir(t)
+	const platform, acmeSecret = "console-platform-secret-0123", "acme-admin-secret-0123456"
+	p := start(t, "COFFER_DATA_DIR="+t.TempDir(), "COFFER_TENANTS=true", "COFFER_PLATFORM_SECRET="+platform,
+		"COFFER_TENANT_KEY=MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", "COFFER_DEFAULT_TENANT_HOSTS=127.0.0.1",
+		"COFFER_TENANT_PATH_PREFIX=true")
+	tb := newTab(t, bctx, p, shots)
+	tb.signIn(p.url, "platform", platform)
+	tb.wait(`document.getElementById('new-tenant')`)
+	tb.click("#main details.card summary")
+	tb.do(chromedp.SendKeys(chromedp.CSS("#tn-id"), "acme"), chromedp.SendKeys(chromedp.CSS("#tn-hosts"), "files.acme.test"),
+		chromedp.SendKeys(chromedp.CSS("#tn-secret"), acmeSecret), chromedp.SetValue(chromedp.CSS("#tn-max-bytes"), "100000000"),
+		chromedp.Click(chromedp.CSS("#new-tenant button[type=submit]")))
+	tb.wait(`document.querySelector('tr[data-tenant="acme"] td:nth-child(4)') && document.querySelector('tr[data-tenant="acme"] td:nth-child(4)').textContent.includes('0 files')`)
+	if got := tb.text(`tr[data-tenant="acme"]`); !strings.Contains(got, "files.acme.test") || !strings.Contains(got, "of 100 MB") {
+		t.Errorf("tenant row: %q", got)
+	}
+	tb.shot("01-tenants")
+
+	// acme's console: its own admin secret works, the default tenant's does not.
+	at := newTab(t, bctx, p, shots)
+	at.do(chromedp.Navigate(p.url+"/t/acme/console"), chromedp.WaitVisible(chromedp.CSS("#signin")))
+	at.do(chromedp.SendKeys(chromedp.CSS("#signin input[name=value]"), adminSecret), chromedp.Click(chromedp.CSS("#signin button[type=submit]")))
+	at.wait(`document.getElementById('signin-msg').className.includes('error')`)
+	at.do(chromedp.SetValue(chromedp.CSS("#signin input[name=value]"), acmeSecret), chromedp.Click(chromedp.CSS("#signin button[type=submit]")))
+	at.wait(`document.querySelector('#bucket-list a')`)
+	if got := eval[string](at, `location.pathname`); got != "/t/acme/console/" {
+		t.Errorf("acme's console at %q", got)
+	}
+	p.adminDo("POST", "/v1/buckets", `{"id":"default-only"}`, 201)
+	if got := at.text("#bucket-list"); got != "default" {
+		t.Errorf("acme's buckets: %q (want its own default only)", got)
+	}
+	at.shot("02-tenant-console")
+}
+
+// TestConsoleListing100k: a bucket of 100,000 files lists a page in at most 100 ms
+// of server time (Server-Timing), through the API and as the console shows it.
+func TestConsoleListing100k(t *testing.T) {
+	const n = 100_000
+	dir := t.TempDir()
+	p := start(t, "COFFER_DATA_DIR="+dir)
+	p.adminDo("POST", "/v1/buckets", `{"id":"big"}`, 201)
+	p.uploadDeclared("big", "seed.txt", "text/plain", "seed")
+	p.stop()
+	// The rows are written straight into the stopped server's SQLite database, each
+	// a copy of the seed's row under its own id and name (100,000 uploads over HTTP
+	// would take minutes and measure the upload path instead).
+	db, err := sql.Open("sqlite", filepath.Join(dir, "coffer.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	_, err = db.Exec(`WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i+1 FROM seq WHERE i < ?)
+		INSERT INTO files (tenant_id, id, bucket_id, name, size, mime_type, etag, is_uploaded, uploaded_by_user_id, metadata,
+			blob_key, created_at, updated_at, named)
+		SELECT f.tenant_id, printf('%08x-0000-4000-8000-%012x', i, i), f.bucket_id,
+			printf('dir%02d/file-%06d.txt', i % 20, i), f.size, f.mime_type, f.etag, 1, '', f.metadata, f.blob_key,
+			f.created_at, f.updated_at, 0
+		FROM seq, files f WHERE f.bucket_id = 'big' AND f.name = 'seed.txt'`, n-1)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d rows written in %v", n-1, time.Since(began).Round(time.Millisecond))
+	p = start(t, "COFFER_DATA_DIR="+dir)
+
+	// Through the API: the first page, 20 pages on, and a name-prefix search.
+	timing := func(body string) float64 {
+		t.Helper()
+		req, _ := http.NewRequest("POST", p.url+"/coffer.admin.v1.FileService/ListFiles", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-hasura-admin-secret", adminSecret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("ListFiles %s: %d", body, resp.StatusCode)
+		}
+		return serverTimingApp(t, resp.Header.Get("Server-Timing"))
+	}
+	var all []float64
+	for _, body := range []string{`{"bucketId":"big","pageSize":100}`, `{"bucketId":"big","prefix":"dir07/","pageSize":100}`,
+		`{"bucketId":"big","prefix":"dir13/file-0500","pageSize":100}`} {
+		var ms []float64
+		for range 20 {
+			ms = append(ms, timing(body))
+		}
+		sort.Float64s(ms)
+		t.Logf("ListFiles %s: server time median %.2f ms, max %.2f ms (20 calls)", body, ms[len(ms)/2], ms[len(ms)-1])
+		all = append(all, ms...)
+	}
+	sort.Float64s(all)
+	if all[len(all)-1] > 100 {
+		t.Errorf("a page of a %d-file bucket took %.1f ms of server time, over 100 ms", n, all[len(all)-1])
+	}
+
+	// In the console: the page and its "server N ms" line.
+	bctx := newBrowser(t, 2*time.Minute)
+	tb := newTab(t, bctx, p, screenshotDir(t))
+	tb.signIn(p.url, "admin", adminSecret)
+	tb.goTo("#/files/big?prefix=dir07/", "files")
+	tb.wait(`document.querySelectorAll('#files tr[data-file]').length===100`)
+	shown := tb.text("#server-time")
+	tb.click("#next-page")
+	tb.wait(`document.getElementById('prev-page') && !document.getElementById('prev-page').disabled && document.querySelectorAll('#files tr[data-file]').length===100`)
+	shown2 := tb.text("#server-time")
+	t.Logf("the console shows %q for the first page of dir07/ and %q for the next", shown, shown2)
+	for _, s := range []string{shown, shown2} {
+		v, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimPrefix(s, "server "), " ms"), 64)
+		if err != nil || v > 100 {
+			t.Errorf("console server time %q", s)
+		}
+	}
+	tb.shot("01-files-100k")
+}
+
+// serverTimingApp returns the "app" duration of a Server-Timing header, in ms.
+func serverTimingApp(t *testing.T, hdr string) float64 {
+	t.Helper()
+	for _, part := range strings.Split(hdr, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if name != "app" {
+			continue
+		}
+		for _, p := range strings.Split(params, ";") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(p), "dur="); ok {
+				f, err := strconv.ParseFloat(v, 64)
+				if err == nil {
+					return f
+				}
+			}
+		}
+	}
+	t.Fatalf("no app duration in Server-Timing %q", hdr)
+	return 0
+}
+
