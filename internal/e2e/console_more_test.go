@@ -341,4 +341,3 @@ func serverTimingApp(t *testing.T, hdr string) float64 {
 	t.Fatalf("no app duration in Server-Timing %q", hdr)
 	return 0
 }
-
