@@ -222,7 +222,8 @@ export async function renderDetails(panel, id, { close, changed, deleted }) {
       } catch (err) { notice(msg, kindOf(err), explain(err, 'actDelete')); }
     });
     const after = async () => { changed(); await redraw(); };
-    panel.append(facts(f), box, metadataForm(f, msg, after), renameForm(f, msg, after), presignForm(f, msg),
+    const test = h('a', { href: `#/rules?bucket=${encodeURIComponent(f.bucketId)}&file=${encodeURIComponent(f.id)}`, id: 'test-access' }, t('testAccess'));
+    panel.append(facts(f), box, test, metadataForm(f, msg, after), renameForm(f, msg, after), presignForm(f, msg),
       replaceForm(f, msg, after), h('div', { class: 'row' }, downloadButton(f, msg, urls), del));
     await preview(box, f, urls);
   };

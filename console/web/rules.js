@@ -149,25 +149,31 @@ function rulesEditor(main) {
   return { ed, msg, section };
 }
 
-function tester(main) {
+function tester(main, route) {
   const role = field(t('tRole'), { id: 't-role', value: 'user', autocomplete: 'off' });
   const user = field(t('tUser'), { id: 't-user', autocomplete: 'off' });
-  const bucket = field(t('tBucket'), { id: 't-bucket', value: 'default', autocomplete: 'off' });
+  const bucket = field(t('tBucket'), { id: 't-bucket', value: route.query.get('bucket') || 'default', autocomplete: 'off' });
   const action = field(t('tAction'), { id: 't-action' }, 'select');
   action.control.append(...options([['read', 'read'], ['create', 'create (upload)'], ['update', 'update (replace)'], ['delete', 'delete']], 'read'));
-  const fileId = field(t('tFile'), { id: 't-file', autocomplete: 'off' });
+  const fileId = field(t('tFile'), { id: 't-file', autocomplete: 'off', value: route.query.get('file') || '' });
   const name = field(t('tName'), { id: 't-name', autocomplete: 'off' });
   const meta = field(t('tMeta'), { id: 't-meta', autocomplete: 'off' });
+  const size = field(t('tSize'), { id: 't-size', type: 'number', min: 0, value: '0' });
+  const mime = field(t('tMime'), { id: 't-mime', autocomplete: 'off' });
   const session = field(t('tSession'), { id: 't-session', autocomplete: 'off' });
   const out = h('div', { role: 'status', id: 'tester-result', 'aria-live': 'polite' });
   const form = h('form', { class: 'grid', id: 'tester' }, role.wrap, user.wrap, bucket.wrap, action.wrap, fileId.wrap, name.wrap,
-    meta.wrap, session.wrap, h('div', { class: 'row' }, h('button', { type: 'submit' }, t('tCheck'))));
+    meta.wrap, size.wrap, mime.wrap, session.wrap, h('div', { class: 'row' }, h('button', { type: 'submit' }, t('tCheck'))));
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     let sess = {};
     try { sess = session.control.value.trim() ? JSON.parse(session.control.value) : {}; } catch (err) { notice(out, 'error', err.message); return; }
-    const body = { role: role.control.value, userId: user.control.value, session: sess, bucketId: bucket.control.value,
-      action: action.control.value, fileId: fileId.control.value, name: name.control.value, metadataJson: meta.control.value };
+    const body = { role: role.control.value, userId: user.control.value, bucketId: bucket.control.value,
+      action: action.control.value, fileId: fileId.control.value, name: name.control.value, metadataJson: meta.control.value,
+      mimeType: mime.control.value };
+    if (Number(size.control.value) > 0) body.size = String(Number(size.control.value));
+    const entries = Object.entries(sess || {});
+    if (entries.length) body.session = Object.fromEntries(entries.map(([k, v]) => [k, String(v)]));
     try {
       const { data } = await rpc('RuleService', 'CheckAccess', body);
       clear(out);
@@ -183,9 +189,9 @@ function tester(main) {
     h('p', { class: 'muted' }, t('testerIntro')), form, out));
 }
 
-export async function render(main) {
+export async function render(main, route) {
   const { ed, msg, section } = rulesEditor(main);
-  tester(main);
+  tester(main, route);
   try {
     const { data } = await rpc('RuleService', 'GetRules');
     ed.ta.value = JSON.stringify(JSON.parse(data.document || '{"rules":[]}'), null, 2);

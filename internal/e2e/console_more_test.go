@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -340,4 +341,145 @@ func serverTimingApp(t *testing.T, hdr string) float64 {
 	}
 	t.Fatalf("no app duration in Server-Timing %q", hdr)
 	return 0
+}
+
+// TestConsoleKeyboard: signing in and moving between pages by keyboard alone, and
+// every form control of every page has a label (an accessible name).
+func TestConsoleKeyboard(t *testing.T) {
+	bctx := newBrowser(t, 2*time.Minute)
+	p := start(t, "COFFER_DATA_DIR="+t.TempDir())
+	p.uploadDeclared("default", "a.txt", "text/plain", "a")
+	tb := newTab(t, bctx, p, screenshotDir(t))
+	tb.do(chromedp.Navigate(p.url+"/console/"), chromedp.WaitVisible(chromedp.CSS("#signin")))
+	// The secret field has the focus: type it and press Enter.
+	tb.wait(`document.activeElement && document.activeElement.name==='value'`)
+	tb.do(chromedp.KeyEvent(adminSecret), chromedp.KeyEvent("\r"))
+	tb.wait(`document.querySelector('#bucket-list a')`)
+	// Tab to the "Rules" link and follow it with Enter.
+	for i := 0; i < 30 && !eval[bool](tb, `document.activeElement && document.activeElement.textContent==='Rules'`); i++ {
+		tb.do(chromedp.KeyEvent("\t"))
+	}
+	tb.do(chromedp.KeyEvent("\r"))
+	tb.wait(`document.getElementById('main').dataset.page==='rules'`)
+	if outline := eval[string](tb, `(()=>{document.getElementById('rules-save').focus();return getComputedStyle(document.activeElement).outlineStyle})()`); outline == "none" {
+		t.Errorf("no focus outline on a focused button")
+	}
+	unlabelled := `[...document.querySelectorAll('input,select,textarea')].filter(e=>e.type!=='hidden'&&!(e.labels&&e.labels.length)&&!e.getAttribute('aria-label')).map(e=>e.outerHTML.slice(0,80))`
+	for _, pg := range []struct{ hash, page, ready string }{
+		{"#/files", "files", `document.querySelector('#bucket-list a')`},
+		{"#/files/default", "files", `document.querySelector('#files tr[data-file]')`},
+		{"#/buckets", "buckets", `document.getElementById('buckets')`},
+		{"#/rules", "rules", `document.getElementById('rules-doc').value`},
+		{"#/webhooks", "webhooks", `document.getElementById('new-webhook')`},
+		{"#/sites", "sites", `document.getElementById('new-site')`},
+		{"#/server", "server", `document.getElementById('caches')`},
+	} {
+		tb.goTo(pg.hash, pg.page)
+		tb.wait(pg.ready)
+		if bad := eval[[]string](tb, unlabelled); len(bad) != 0 {
+			t.Errorf("%s: controls without a label: %q", pg.hash, bad)
+		}
+	}
+	tb.goTo("#/files/default", "files")
+	tb.wait(`document.querySelector('#files a.file-link')`)
+	tb.click("#files a.file-link")
+	tb.wait(`document.getElementById('rename-input')`)
+	if bad := eval[[]string](tb, unlabelled); len(bad) != 0 {
+		t.Errorf("file details: controls without a label: %q", bad)
+	}
+}
+
+// TestConsoleAPIAdditions drives what the console uses of the management API's
+// additions (branch console-api): folders from ListFiles' delimiter, the rules
+// tester (RuleService.CheckAccess), a presigned URL's chosen expiry. Against a
+// server without them it skips, unless COFFER_CONSOLE_API=1 requires them.
+func TestConsoleAPIAdditions(t *testing.T) {
+	p := start(t, "COFFER_DATA_DIR="+t.TempDir())
+	if st, out := p.rpcJSON("FileService/ListFiles", `{"bucketId":"default","delimiter":"/"}`, "x-hasura-admin-secret", adminSecret); st != 200 {
+		if os.Getenv("COFFER_CONSOLE_API") != "" {
+			t.Fatalf("ListFiles with a delimiter: %d %v", st, out)
+		}
+		t.Skipf("this server's ListFiles has no delimiter (%d %v): the console-api additions are not merged", st, out)
+	}
+	bctx := newBrowser(t, 3*time.Minute)
+	shots := screenshotDir(t)
+	for _, n := range []string{"a/one.txt", "a/two.txt", "b/c/three.txt", "top.txt"} {
+		id := p.uploadDeclared("default", "x.txt", "text/plain", n)
+		name, _ := json.Marshal(n)
+		if st, out := p.rpcJSON("FileService/UpdateFile", `{"id":"`+id+`","name":`+string(name)+`}`, "x-hasura-admin-secret", adminSecret); st != 200 {
+			t.Fatalf("rename: %d %v", st, out)
+		}
+	}
+	tb := newTab(t, bctx, p, shots)
+	tb.signIn(p.url, "admin", adminSecret)
+	tb.goTo("#/files/default", "files")
+	tb.wait(`document.querySelectorAll('#files tbody tr').length===3`)
+	if got := eval[[]string](tb, `[...document.querySelectorAll('#files tbody td a')].map(a=>a.textContent)`); strings.Join(got, " ") != "a/ b/ top.txt" {
+		t.Errorf("root of default: %q, want a/ b/ top.txt", got)
+	}
+	if eval[bool](tb, `!!document.getElementById('no-delimiter')`) {
+		t.Error("the console fell back to folders of one page")
+	}
+	tb.shot("01-folders")
+	tb.goTo("#/files/default?prefix=b/", "files")
+	tb.wait(`document.querySelectorAll('#files tbody tr').length===1`)
+	if got := tb.text("#files tbody td a"); got != "c/" {
+		t.Errorf("b/: %q", got)
+	}
+
+	// A presigned URL of 5 minutes (the bucket allows up to an hour).
+	p.adminDo("PATCH", "/v1/buckets/default", `{"downloadExpiration":3600}`, 200)
+	tb.goTo("#/files/default?q=top", "files")
+	tb.wait(`document.querySelector('#files a.file-link')`)
+	tb.click("#files a.file-link")
+	tb.wait(`document.getElementById('presign-expiry')`)
+	fileID := tb.text("#fact-id")
+	tb.do(chromedp.SetValue(chromedp.CSS("#presign-expiry"), "300"))
+	tb.click("#presign-make")
+	tb.wait(`document.getElementById('presign-expires').textContent`)
+	if got := tb.text("#presign-expires"); got != "Expires in 300 s." {
+		t.Errorf("presign expiry: %q", got)
+	}
+	resp, err := http.Get(eval[string](tb, `document.getElementById('presign-url').value`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("presigned URL: %d", resp.StatusCode)
+	}
+
+	// The tester, opened from the file: role user may read some of the bucket's
+	// files (its own), not this one (the admin's), and may delete none.
+	p.adminDo("PUT", "/v1/rules", `{"rules":[{"role":"user","buckets":["default"],"read":{"filter":{"uploaded_by_user_id":{"_eq":"X-Hasura-User-Id"}}}}]}`, 200)
+	tb.click("#test-access")
+	tb.wait(`document.getElementById('main').dataset.page==='rules' && document.getElementById('t-file')`)
+	if got := eval[string](tb, `document.getElementById('t-file').value`); got != fileID {
+		t.Errorf("tester file %q, want %q", got, fileID)
+	}
+	check := func(file, action, want string) string {
+		t.Helper()
+		tb.setText("#t-user", "u1")
+		tb.setText("#t-file", file)
+		tb.do(chromedp.SetValue(chromedp.CSS("#t-action"), action))
+		tb.do(chromedp.Evaluate[chromedp.Void](`document.getElementById('tester-result').replaceChildren()`))
+		tb.click("#tester button[type=submit]")
+		tb.wait(`document.getElementById('tester-verdict')`)
+		got := tb.text("#tester-result")
+		t.Logf("tester %s %q: %q", action, file, got)
+		if !strings.HasPrefix(got, want) {
+			t.Errorf("tester %s %q: %q, want %s", action, file, got, want)
+		}
+		return got
+	}
+	if got := check("", "read", "Allowed"); !strings.Contains(got, "rules[0].read") {
+		t.Errorf("tester: no deciding rule in %q", got)
+	}
+	check(fileID, "read", "Refused")
+	tb.shot("02-tester")
+	check("", "delete", "Refused")
+
+	// Server-Timing of a listing, as the console shows it.
+	tb.goTo("#/files/default", "files")
+	tb.wait(`document.getElementById('server-time').textContent.startsWith('server ')`)
 }

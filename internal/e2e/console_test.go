@@ -356,6 +356,7 @@ func TestConsole(t *testing.T) {
 	tb.setText("#metadata-input", `{"caption": "a <b>gradient</b>", "price": 1.50}`)
 	tb.click("#metadata button[type=submit]")
 	tb.wait(`document.getElementById('details-msg').textContent==='Saved.'`)
+	tb.wait(`document.getElementById('metadata-input').value.includes('"price": 1.50')`) // as written, not re-encoded
 	if st, out := p.rpcJSON("FileService/GetFile", `{"id":"`+id+`"}`, "x-hasura-admin-secret", adminSecret); st != 200 ||
 		out["file"].(map[string]any)["metadataJson"] != `{"caption":"a <b>gradient</b>","price":1.50}` {
 		t.Errorf("metadata after the edit: %d %v", st, out)
