@@ -490,3 +490,40 @@ func TestConsoleAPIAdditions(t *testing.T) {
 	tb.goTo("#/files/default", "files")
 	tb.wait(`document.getElementById('server-time').textContent.startsWith('server ')`)
 }
+
+// TestConsoleModules runs the console's pure functions in the browser, imported
+// from the served modules: the rules path → line locator, the JSON indenter that
+// keeps numbers as written, the metrics parser and p99, the Server-Timing reader.
+func TestConsoleModules(t *testing.T) {
+	bctx := newBrowser(t, time.Minute)
+	p := start(t, "COFFER_DATA_DIR="+t.TempDir())
+	tb := newTab(t, bctx, p, screenshotDir(t))
+	tb.do(chromedp.Navigate(p.url+"/console/"), chromedp.WaitVisible(chromedp.CSS("#signin")))
+	got := eval[map[string]any](tb, `(async()=>{
+  const r = await import('./rules.js'), d = await import('./details.js'), s = await import('./server.js'), a = await import('./api.js');
+  const yaml = 'rules:\n  - role: user\n    buckets: [a]\n    read:\n      filter: {size: {_gt: 1}}\n  - role: other\n    buckets: [b]\n    read:\n      filter:\n        size:\n          _gtx: 1\n';
+  const json = JSON.stringify({rules:[{role:'u',buckets:['a']},{role:'x',buckets:['b'],read:{filter:{size:{_gtx:1}}}}]}, null, 2);
+  const flow = '{"rules":[{"role":"u"},{"role":"x","read":{"filter":{"size":{"_gtx":1}}}}]}';
+  const m = s.snapshot(s.parseMetrics('coffer_http_request_duration_seconds_bucket{le="0.001"} 50\ncoffer_http_request_duration_seconds_bucket{le="0.01"} 99\ncoffer_http_request_duration_seconds_bucket{le="0.1"} 100\ncoffer_http_request_duration_seconds_bucket{le="+Inf"} 100\ncoffer_http_request_duration_seconds_count{route="/v1/"} 100\n# HELP x\ncoffer_cache_hits_total{cache="file"} 7\n'));
+  const zero = s.snapshot([]);
+  return {
+    yamlDeep: r.lineOf(yaml, 'rules[1].read.filter.size._gtx'), yamlItem: r.lineOf(yaml, 'rules[1].buckets'),
+    yamlMissing: r.lineOf(yaml, 'rules[5].read'), jsonDeep: r.lineOf(json, 'rules[1].read.filter.size._gtx'),
+    flow: r.lineOf(flow, 'rules[1].read.filter.size._gtx'), segments: r.segments('rules[10].read.filter._and[2]').join('|'),
+    pretty: d.prettyJSON('{"a":1.50,"b":[],"c":{"d":"x\\"y"},"n":12345678901234567890}'),
+    count: m.count, hits: m.hits.file, p99: s.p99(zero, m),
+    timing: a.serverTime(new Response('', {headers: {'Server-Timing': 'auth;dur=0.01, meta;dur=0.2, app;dur=1.25'}})),
+  };
+})()`)
+	want := map[string]any{
+		"yamlDeep": 11.0, "yamlItem": 7.0, "yamlMissing": 1.0, "jsonDeep": 17.0, "flow": 1.0,
+		"segments": "rules|10|read|filter|_and|2",
+		"pretty":   "{\n  \"a\": 1.50,\n  \"b\": [],\n  \"c\": {\n    \"d\": \"x\\\"y\"\n  },\n  \"n\": 12345678901234567890\n}",
+		"count":    100.0, "hits": 7.0, "p99": 10.0, "timing": 1.25,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %#v, want %#v", k, got[k], v)
+		}
+	}
+}
