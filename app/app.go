@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/coffer/coffer/api"
 	"github.com/coffer/coffer/console"
 	"log/slog"
 	"net"
@@ -26,14 +27,16 @@ import (
 // Main is a coffer server: its stores, service, background work and listeners.
 type Main struct {
 	cfg *Config
-	// console is the web console's face; nil with --console=false.
-	console *console.Handler
-	parts   Parts
-	log     *slog.Logger
-	st      *stores
-	svc     *service.Service
-	http    *http.Server
-	ln      net.Listener
+	// console is the web console's handler and consoleFace it in its Frame; nil
+	// with --console=false.
+	console     *console.Handler
+	consoleFace api.Face
+	parts       Parts
+	log         *slog.Logger
+	st          *stores
+	svc         *service.Service
+	http        *http.Server
+	ln          net.Listener
 	// fast answers plain HTTP/1.1 file GETs on ln and passes other connections to
 	// http; nil without --fast-path.
 	fast   *httpserve.FastServer

@@ -15,7 +15,6 @@ import (
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/cache"
-	"github.com/coffer/coffer/console"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/metrics"
@@ -308,27 +307,4 @@ func (s *Main) blobKind() string {
 		return "s3"
 	}
 	return "fs"
-}
-
-// buildConsole builds the web console's handler with --console (nil without): one
-// handler for every tenant, since it holds only the embedded assets and the page
-// calls the APIs of the host it was loaded from.
-func (s *Main) buildConsole() error {
-	if !s.cfg.Console {
-		return nil
-	}
-	con, err := console.New(console.DefaultConfig())
-	if err != nil {
-		return err
-	}
-	s.console = con
-	return nil
-}
-
-// withConsole returns faces with the console's appended when it is on.
-func (s *Main) withConsole(faces ...api.Face) []api.Face {
-	if s.console != nil {
-		faces = append(faces, s.console)
-	}
-	return faces
 }
