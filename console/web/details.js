@@ -146,6 +146,8 @@ function replaceForm(f, msg, changed) {
     const file = input.control.files[0];
     if (!file) return;
     const form = new FormData();
+    // The file keeps its name (a replace would otherwise take the upload's).
+    form.append('metadata', new Blob([JSON.stringify({ name: f.name })], { type: 'application/json' }));
     form.append('file', file, file.name);
     try {
       await send({ method: 'PUT', path: `files/${encodeURIComponent(f.id)}`, form, onprogress: (p) => { bar.value = Math.round(p * 100); } });

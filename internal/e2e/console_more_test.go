@@ -327,6 +327,13 @@ func TestConsoleListing100k(t *testing.T) {
 		}
 	}
 	tb.shot("01-files-100k")
+	// Search by name prefix: 5 of the 100,000 names begin with dir13/file-0500.
+	tb.goTo("#/files/big", "files")
+	tb.wait(`document.querySelector('#files tbody tr')`)
+	tb.setText("#search", "dir13/file-0500")
+	tb.click(`form[role=search] button[type=submit]`)
+	tb.wait(`location.hash.includes('q=') && document.querySelectorAll('#files tr[data-file]').length===5`)
+	t.Logf("search: %s", tb.text("#server-time"))
 }
 
 // serverTimingApp returns the "app" duration of a Server-Timing header, in ms.
@@ -350,8 +357,8 @@ func serverTimingApp(t *testing.T, hdr string) float64 {
 	return 0
 }
 
-// TestConsoleKeyboard: signing in and moving between pages by keyboard alone, and
-// every form control of every page has a label (an accessible name).
+// TestConsoleKeyboard: signing in and moving between pages by keyboard alone, every
+// form control of every page has a label (an accessible name); a dropped file uploads.
 func TestConsoleKeyboard(t *testing.T) {
 	bctx := newBrowser(t, 2*time.Minute)
 	p := start(t, "COFFER_DATA_DIR="+t.TempDir())
@@ -389,6 +396,11 @@ func TestConsoleKeyboard(t *testing.T) {
 	}
 	tb.goTo("#/files/default", "files")
 	tb.wait(`document.querySelector('#files a.file-link')`)
+	// A file dropped on the drop zone is uploaded (a DragEvent carrying a File, as a
+	// drag from the desktop delivers it).
+	tb.do(chromedp.Evaluate[chromedp.Void](`(()=>{const dt=new DataTransfer();dt.items.add(new File(['dropped\n'],'dropped.txt',{type:'text/plain'}));` +
+		`document.getElementById('dropzone').dispatchEvent(new DragEvent('drop',{dataTransfer:dt,bubbles:true,cancelable:true}))})()`))
+	tb.wait(`[...document.querySelectorAll('#files a.file-link')].some(a=>a.textContent==='dropped.txt')`)
 	tb.click("#files a.file-link")
 	tb.wait(`document.getElementById('rename-input')`)
 	if bad := eval[[]string](tb, unlabelled); len(bad) != 0 {

@@ -382,6 +382,19 @@ func TestConsole(t *testing.T) {
 		t.Errorf("presigned URL %s: %d, %d bytes (want the %d of the photo)", presigned, resp.StatusCode, len(got), len(photo))
 	}
 	tb.shot("05-details-edited")
+	// Replace the photo's contents: a smaller PNG; its name and metadata stay.
+	small := testPNG(t, 320, 240)
+	if err := os.WriteFile(filepath.Join(dir, "small.png"), small, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tb.do(chromedp.SetUploadFiles(chromedp.CSS("#replace-input"), []string{filepath.Join(dir, "small.png")}))
+	tb.wait(`document.getElementById('details-msg').textContent==='Replaced.'`)
+	tb.wait(`(()=>{const i=document.getElementById('preview-img');return i&&i.complete&&i.naturalWidth>0})()`)
+	if st, out := p.rpcJSON("FileService/GetFile", `{"id":"`+id+`"}`, "x-hasura-admin-secret", adminSecret); st != 200 ||
+		out["file"].(map[string]any)["size"] != fmt.Sprint(len(small)) || out["file"].(map[string]any)["name"] != "album/renamed.png" ||
+		out["file"].(map[string]any)["metadataJson"] != `{"caption":"a <b>gradient</b>","price":1.50}` {
+		t.Errorf("after the replace: %d %v, want size %d", st, out, len(small))
+	}
 
 	consoleRulesSteps(t, tb)
 	consoleUserSteps(t, bctx, p, shots)
