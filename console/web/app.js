@@ -83,6 +83,7 @@ function themeButton() {
 }
 
 let cleanup = null;
+let generation = 0;
 
 function drawShell(route, c) {
   const shell = clear(document.getElementById('shell'));
@@ -111,7 +112,12 @@ async function render() {
   if (cleanup) { try { cleanup(); } catch { /* ignore */ } cleanup = null; }
   const route = parseHash();
   const c = credential();
-  const main = clear(document.getElementById('main'));
+  const my = ++generation;
+  // Each render draws into a view of its own, so that a render still awaiting the
+  // server when the route changes draws into a detached view, not the new page.
+  const main = document.createElement('div');
+  main.className = 'view';
+  clear(document.getElementById('main')).append(main);
   if (!c && route.page !== 'signin') {
     location.replace(link('signin'));
     return;
@@ -123,9 +129,11 @@ async function render() {
     mod = p.mod;
     if (!pages[route.page]) route.page = c.kind === 'platform' ? 'tenants' : 'files';
   }
-  main.dataset.page = route.page || 'signin';
+  document.getElementById('main').dataset.page = route.page || 'signin';
   const r = await mod.render(main, route, { link, rerender: render });
-  if (typeof r === 'function') cleanup = r;
+  if (typeof r !== 'function') return;
+  if (my === generation) cleanup = r;
+  else r(); // the route changed meanwhile: this page is gone
 }
 
 addEventListener('hashchange', render);

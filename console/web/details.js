@@ -188,8 +188,13 @@ function downloadButton(f, msg, urls) {
   const btn = h('button', { type: 'button', id: 'download' }, t('download'));
   btn.addEventListener('click', async () => {
     try {
-      const u = await blobURL(`files/${encodeURIComponent(f.id)}`);
-      urls.push(u);
+      let u;
+      try {
+        u = (await rpc('FileService', 'PresignFile', { id: f.id })).data.url; // streamed by the browser
+      } catch {
+        u = await blobURL(`files/${encodeURIComponent(f.id)}`); // presigning off: through memory
+        urls.push(u);
+      }
       const a = h('a', { href: u, download: f.name.split('/').pop() || 'file' });
       document.body.append(a);
       a.click();

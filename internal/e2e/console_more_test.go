@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"database/sql"
+	bin "encoding/binary"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -378,6 +380,14 @@ func TestConsoleKeyboard(t *testing.T) {
 	if outline := eval[string](tb, `(()=>{document.getElementById('rules-save').focus();return getComputedStyle(document.activeElement).outlineStyle})()`); outline == "none" {
 		t.Errorf("no focus outline on a focused button")
 	}
+	// A page still waiting for the server when the route changes draws nothing
+	// into the next one.
+	tb.do(chromedp.Evaluate[chromedp.Void](`location.hash='#/files';setTimeout(()=>{location.hash='#/rules'},0)`))
+	tb.wait(`document.getElementById('main').dataset.page==='rules' && document.getElementById('rules-doc').value`)
+	time.Sleep(300 * time.Millisecond)
+	if n := eval[int](tb, `document.getElementById('main').children.length + document.querySelectorAll('#main #bucket-list, #main #open-bucket').length`); n != 1 {
+		t.Errorf("after a quick route change #main holds %d views or leftovers of the files page", n)
+	}
 	unlabelled := `[...document.querySelectorAll('input,select,textarea')].filter(e=>e.type!=='hidden'&&!(e.labels&&e.labels.length)&&!e.getAttribute('aria-label')).map(e=>e.outerHTML.slice(0,80))`
 	for _, pg := range []struct{ hash, page, ready string }{
 		{"#/files", "files", `document.querySelector('#bucket-list a')`},
@@ -538,4 +548,51 @@ func TestConsoleModules(t *testing.T) {
 			t.Errorf("%s = %#v, want %#v", k, got[k], v)
 		}
 	}
+}
+
+// TestConsolePreviews: the details panel previews audio (a presigned URL, under the
+// CSP's media-src), PDF (a blob: URL in a frame), SVG (in an <img>) and text.
+func TestConsolePreviews(t *testing.T) {
+	bctx := newBrowser(t, 2*time.Minute)
+	p := start(t, "COFFER_DATA_DIR="+t.TempDir())
+	// One second of a 440 Hz square wave, 8 kHz 8-bit mono WAV.
+	var wav bytes.Buffer
+	wav.WriteString("RIFF")
+	bin.Write(&wav, bin.LittleEndian, uint32(36+8000))
+	wav.WriteString("WAVEfmt ")
+	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(8000), uint32(8000), uint16(1), uint16(8)} {
+		bin.Write(&wav, bin.LittleEndian, v)
+	}
+	wav.WriteString("data")
+	bin.Write(&wav, bin.LittleEndian, uint32(8000))
+	for i := range 8000 {
+		wav.WriteByte(byte(128 + 60*((i/9)%2*2-1)))
+	}
+	pdf := "%PDF-1.4\n1 0 obj<</Type/Catalog/Pages 2 0 R>>endobj 2 0 obj<</Type/Pages/Kids[3 0 R]/Count 1>>endobj " +
+		"3 0 obj<</Type/Page/Parent 2 0 R/MediaBox[0 0 200 200]>>endobj\ntrailer<</Root 1 0 R>>\n%%EOF\n"
+	svg := `<svg xmlns="http://www.w3.org/2000/svg" width="40" height="30"><rect width="40" height="30" fill="teal"/><script>window.__pwned=1</script></svg>`
+	ids := map[string]string{
+		"audio": p.uploadDeclared("default", "tone.wav", "audio/wav", wav.String()),
+		"pdf":   p.uploadDeclared("default", "doc.pdf", "application/pdf", pdf),
+		"svg":   p.uploadDeclared("default", "pic.svg", "image/svg+xml", svg),
+		"text":  p.uploadDeclared("default", "readme.md", "text/markdown", "# hello\n<b>not bold</b>\n"),
+	}
+	tb := newTab(t, bctx, p, screenshotDir(t))
+	tb.signIn(p.url, "admin", adminSecret)
+	for kind, ready := range map[string]string{
+		"audio": `(()=>{const m=document.getElementById('preview-media');return m&&m.readyState>=1&&Math.abs(m.duration-1)<0.01})()`,
+		"pdf":   `(()=>{const f=document.getElementById('preview-pdf');return f&&f.src.startsWith('blob:')})()`,
+		"svg":   `(()=>{const i=document.getElementById('preview-img');return i&&i.complete&&i.naturalWidth===40})()`,
+		"text":  `(document.getElementById('preview-text')||{}).textContent==='# hello\n<b>not bold</b>\n'`,
+	} {
+		tb.goTo("#/files/default?file="+ids[kind], "files")
+		tb.wait(ready)
+		if kind == "audio" {
+			if src := eval[string](tb, `document.getElementById('preview-media').src`); !strings.Contains(src, "X-Amz-Signature") {
+				t.Errorf("audio preview from %q, want a presigned URL", src)
+			}
+		}
+		tb.shot("preview-" + kind)
+	}
+	noInjection(t, tb, "previews")
 }
