@@ -47,10 +47,10 @@ export const S = {
   signInJWTBad: 'This is not a JWT (three base64url parts separated by dots).',
 
   // refusals and errors
-  refused: 'This credential may not {0}. The server answered: {1}',
+  refused: 'This credential may not {0} (the server answered: {1}).',
   refusedNoData: 'Nothing is shown.',
   unauthenticated: 'The server did not accept this credential ({0}). Sign in again.',
-  notAvailable: 'This server does not offer this ({0}): {1}',
+  notAvailable: 'This server does not offer this ({0}: {1}).',
   actListBuckets: 'list buckets',
   actManageBuckets: 'manage buckets',
   actListFiles: 'list the files of this bucket',

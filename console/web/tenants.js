@@ -74,5 +74,5 @@ export async function render(main, route, { rerender }) {
       h('td', {}, state), usage, h('td', {}, toggle, ' ', del)));
   }
   main.append(h('div', { class: 'table-wrap' }, h('table', { id: 'tenants' }, h('thead', {}, h('tr', {},
-    ...['tnId', 'tnHosts', 'tnState', 'tnUsage', 'colActions'].map((k) => h('th', { scope: 'col' }, t(k))))), tbody)));
+    ...['tnId', 'siteHosts', 'tnState', 'tnUsage', 'colActions'].map((k) => h('th', { scope: 'col' }, t(k))))), tbody)));
 }
