@@ -223,6 +223,10 @@ func TestConsoleTenants(t *testing.T) {
 		t.Errorf("tenant row: %q", got)
 	}
 	tb.shot("01-tenants")
+	tb.click(`tr[data-tenant="acme"] button`) // Suspend
+	tb.wait(`(document.querySelector('tr[data-tenant="acme"] td:nth-child(3)')||{}).textContent==='suspended'`)
+	tb.click(`tr[data-tenant="acme"] button`) // Resume
+	tb.wait(`(document.querySelector('tr[data-tenant="acme"] td:nth-child(3)')||{}).textContent==='active'`)
 
 	// acme's console: its own admin secret works, the default tenant's does not.
 	at := newTab(t, bctx, p, shots)

@@ -299,6 +299,16 @@ func TestConsole(t *testing.T) {
 		t.Errorf("create bucket: %q", got)
 	}
 	tb.shot("02-buckets")
+	// Edit its settings: a download expiration of an hour, a 100 MB limit.
+	tb.click(`tr[data-bucket="photos"] details summary`)
+	tb.do(chromedp.SetValue(chromedp.CSS(`tr[data-bucket="photos"] input[name=exp]`), "3600"),
+		chromedp.SetValue(chromedp.CSS(`tr[data-bucket="photos"] input[name=max]`), "100000000"),
+		chromedp.Click(chromedp.CSS(`tr[data-bucket="photos"] form button[type=submit]`)))
+	tb.wait(`document.getElementById('buckets-msg').textContent==='Bucket photos saved.'`)
+	if st, out := p.rpcJSON("BucketService/GetBucket", `{"id":"photos"}`, "x-hasura-admin-secret", adminSecret); st != 200 ||
+		out["bucket"].(map[string]any)["downloadExpiration"] != "3600" || out["bucket"].(map[string]any)["maxUploadFileSize"] != "100000000" {
+		t.Errorf("bucket after the edit: %d %v", st, out)
+	}
 
 	// Upload three files through the file input, watching the big one's progress.
 	photo := testPNG(t, 640, 480)
