@@ -18,11 +18,13 @@ import (
 	"embed"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/andybalholm/brotli"
 	"github.com/coffer/coffer"
@@ -66,16 +68,21 @@ func (c Config) Validate() error {
 type Handler struct {
 	cfg    Config
 	assets map[string]*asset // by path under the prefix; "" is index.html
+	// compressed makes the gzip and brotli forms of every asset, once, at the first
+	// request: a server whose console nobody opens keeps the ~2 MB that compressing
+	// costs out of its idle memory.
+	compressed sync.Once
 }
 
 // asset is one file in its three encodings.
 type asset struct {
 	ctype                string
-	identity, gz, br     []byte
+	identity, gz, br     []byte // gz, br: nil until compressed
 	etag, etagGz, etagBr string
 }
 
-// New returns the console's handler, its assets compressed.
+// New returns the console's handler. Its assets are compressed at the first
+// request.
 func New(cfg Config) (*Handler, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -103,6 +110,22 @@ func New(cfg Config) (*Handler, error) {
 	return h, nil
 }
 
+// compress makes every asset's gzip and brotli forms (once).
+func (h *Handler) compress() {
+	h.compressed.Do(func() {
+		c := newCompressor()
+		for p, a := range h.assets {
+			if p == "" {
+				continue // index.html's alias
+			}
+			// Compressing in memory does not fail; if it did, the asset would be
+			// served uncompressed.
+			a.gz, _ = c.compress(c.gz, a.identity)
+			a.br, _ = c.compress(c.br, a.identity)
+		}
+	})
+}
+
 // contentTypes maps the assets' extensions to their media types; a file of another
 // extension is an error at New, so nothing is served with a guessed type.
 var contentTypes = map[string]string{
@@ -114,26 +137,48 @@ var contentTypes = map[string]string{
 	".txt":  "text/plain; charset=utf-8",
 }
 
+// compressor compresses the assets one after the other with one writer of each
+// kind, so that building the console costs a few MB of allocations, not a window
+// per file (brotli's defaults allocate tens of MB, which stay in the process's RSS).
+type compressor struct {
+	gz  *gzip.Writer
+	br  *brotli.Writer
+	out bytes.Buffer
+}
+
+func newCompressor() *compressor {
+	c := &compressor{}
+	c.gz, _ = gzip.NewWriterLevel(&c.out, gzip.BestCompression)
+	// A 64 KiB window holds any of the assets whole. Quality 9: 2 MB of allocations
+	// and 9 ms for all of them, 7% larger than quality 11's 17 MB and 170 ms.
+	c.br = brotli.NewWriterOptions(&c.out, brotli.WriterOptions{Quality: 9, LGWin: 16})
+	return c
+}
+
+// compress returns b compressed by w, which writes to c.out.
+func (c *compressor) compress(w interface {
+	io.WriteCloser
+	Reset(io.Writer)
+}, b []byte) ([]byte, error) {
+	c.out.Reset()
+	w.Reset(&c.out)
+	if _, err := w.Write(b); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return bytes.Clone(c.out.Bytes()), nil
+}
+
 func newAsset(p string, b []byte) (*asset, error) {
 	ctype, ok := contentTypes[path.Ext(p)]
 	if !ok {
 		return nil, fmt.Errorf("%s: no content type for its extension", p)
 	}
-	var gz, br bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
-	zw.Write(b)
-	if err := zw.Close(); err != nil {
-		return nil, err
-	}
-	bw := brotli.NewWriterLevel(&br, brotli.BestCompression)
-	bw.Write(b)
-	if err := bw.Close(); err != nil {
-		return nil, err
-	}
 	sum := sha256.Sum256(b)
 	tag := hex.EncodeToString(sum[:12])
-	return &asset{ctype: ctype, identity: b, gz: gz.Bytes(), br: br.Bytes(),
-		etag: `"` + tag + `"`, etagGz: `"` + tag + `-gz"`, etagBr: `"` + tag + `-br"`}, nil
+	return &asset{ctype: ctype, identity: b, etag: `"` + tag + `"`, etagGz: `"` + tag + `-gz"`, etagBr: `"` + tag + `-br"`}, nil
 }
 
 // Prefixes implements api.Face: the prefix and the same path without its "/".
@@ -144,6 +189,7 @@ func (h *Handler) Prefixes() []string {
 // Size returns the bytes of every asset in the encoding named ("", "gzip", "br"):
 // the most a first load of the console transfers.
 func (h *Handler) Size(encoding string) int {
+	h.compress()
 	n := 0
 	for p, a := range h.assets {
 		if p == "" {
@@ -188,13 +234,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusNotFound, "not found")
 		return
 	}
+	h.compress()
 	enc := negotiate(r.Header.Get("Accept-Encoding"))
 	body, etag := a.identity, a.etag
-	switch enc {
-	case "br":
+	switch {
+	case enc == "br" && a.br != nil:
 		body, etag = a.br, a.etagBr
-	case "gzip":
+	case enc == "gzip" && a.gz != nil:
 		body, etag = a.gz, a.etagGz
+	default:
+		enc = ""
 	}
 	hd.Set("Vary", "Accept-Encoding")
 	hd.Set("Cache-Control", "no-cache")

@@ -227,3 +227,29 @@ func TestSize(t *testing.T) {
 		t.Errorf("assets too large: gzip %d, br %d", gz, br)
 	}
 }
+
+// TestCompressedAtFirstRequest: New compresses nothing (an idle server keeps that
+// memory); the first request of an asset compresses every asset, once.
+func TestCompressedAtFirstRequest(t *testing.T) {
+	h := newHandler(t)
+	for p, a := range h.assets {
+		if a.gz != nil || a.br != nil {
+			t.Fatalf("%s compressed by New", p)
+		}
+	}
+	do(h, "GET", "/console/nope") // a 404 compresses nothing either
+	if h.assets["app.js"].gz != nil {
+		t.Fatal("compressed by a 404")
+	}
+	do(h, "HEAD", "/console/")
+	for p, a := range h.assets {
+		if len(a.gz) == 0 || len(a.br) == 0 || len(a.br) >= len(a.identity)+16 {
+			t.Errorf("%s: gzip %d, br %d of %d bytes", p, len(a.gz), len(a.br), len(a.identity))
+		}
+	}
+	gz := h.assets["app.js"].gz
+	do(h, "GET", "/console/app.js", "Accept-Encoding", "gzip")
+	if &h.assets["app.js"].gz[0] != &gz[0] {
+		t.Error("compressed again")
+	}
+}
