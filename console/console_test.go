@@ -32,7 +32,7 @@ func do(h http.Handler, method, path string, hdr ...string) *httptest.ResponseRe
 	return w
 }
 
-func TestValidate(t *testing.T) {
+func TestConsoleValidate(t *testing.T) {
 	for _, c := range []Config{{Prefix: "", CSP: "x"}, {Prefix: "console/", CSP: "x"}, {Prefix: "/console", CSP: "x"}, {Prefix: "/c/", CSP: " "}} {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%+v: no error", c)
@@ -46,7 +46,7 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-func TestHeaders(t *testing.T) {
+func TestConsoleHeaders(t *testing.T) {
 	h := newHandler(t)
 	for _, path := range []string{"/console/", "/console/app.js", "/console/app.css", "/console/nope.js", "/console"} {
 		w := do(h, "GET", path)
@@ -70,7 +70,7 @@ func TestHeaders(t *testing.T) {
 	}
 }
 
-func TestRoutes(t *testing.T) {
+func TestConsoleRoutes(t *testing.T) {
 	h := newHandler(t)
 	cases := []struct {
 		method, path string
@@ -113,7 +113,7 @@ func TestRoutes(t *testing.T) {
 	}
 }
 
-func TestEncodings(t *testing.T) {
+func TestConsoleEncodings(t *testing.T) {
 	h := newHandler(t)
 	plain := do(h, "GET", "/console/app.js").Body.Bytes()
 	if !bytes.Contains(plain, []byte("import")) {
@@ -159,7 +159,7 @@ func TestEncodings(t *testing.T) {
 	}
 }
 
-func TestConditional(t *testing.T) {
+func TestConsoleConditional(t *testing.T) {
 	h := newHandler(t)
 	w := do(h, "GET", "/console/app.css", "Accept-Encoding", "br")
 	etag := w.Header().Get("ETag")
@@ -179,7 +179,7 @@ func TestConditional(t *testing.T) {
 }
 
 // TestPrefixes: the face claims the prefix and its bare form, which redirects.
-func TestPrefixes(t *testing.T) {
+func TestConsolePrefixes(t *testing.T) {
 	h, err := New(Config{Prefix: "/admin/ui/", CSP: DefaultCSP})
 	if err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func TestPrefixes(t *testing.T) {
 
 // TestNoInlineScriptOrStyle keeps the assets inside the CSP: no inline <script>,
 // no style attribute or <style> element, no event handler attribute, no innerHTML.
-func TestNoInlineScriptOrStyle(t *testing.T) {
+func TestConsoleNoInlineScriptOrStyle(t *testing.T) {
 	h := newHandler(t)
 	index := string(h.assets["index.html"].identity)
 	if regexp.MustCompile(`<script(?:\s[^>]*)?>[^<]`).MatchString(index) || strings.Contains(index, "<style") ||
@@ -219,7 +219,7 @@ func TestNoInlineScriptOrStyle(t *testing.T) {
 
 // TestSize: everything the console loads fits the first-load budget (300 KB
 // compressed) with room to spare.
-func TestSize(t *testing.T) {
+func TestConsoleSize(t *testing.T) {
 	h := newHandler(t)
 	br, gz, raw := h.Size("br"), h.Size("gzip"), h.Size("")
 	t.Logf("console assets: %d bytes, gzip %d, br %d", raw, gz, br)
@@ -230,7 +230,7 @@ func TestSize(t *testing.T) {
 
 // TestCompressedAtFirstRequest: New compresses nothing (an idle server keeps that
 // memory); the first request of an asset compresses every asset, once.
-func TestCompressedAtFirstRequest(t *testing.T) {
+func TestConsoleCompressedAtFirstRequest(t *testing.T) {
 	h := newHandler(t)
 	for p, a := range h.assets {
 		if a.gz != nil || a.br != nil {

@@ -160,7 +160,9 @@ func (tb *tab) wait(js string) {
 	tb.t.Helper()
 	ctx, cancel := context.WithTimeout(tb.ctx, 60*time.Second)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool]("!!("+js+")", chromedp.WithPollingTimeout(45*time.Second))); err != nil {
+	// An element may be missing while the page redraws: that is "not yet", not an error.
+	expr := "(()=>{try{return !!(" + js + ")}catch(e){return false}})()"
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(45*time.Second))); err != nil {
 		tb.fail(fmt.Errorf("waiting for %s: %w", js, err))
 	}
 }
