@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/coffer/coffer/api"
+	"github.com/coffer/coffer/console"
 	"log/slog"
 	"net"
 	"net/http"
@@ -24,13 +26,17 @@ import (
 
 // Main is a coffer server: its stores, service, background work and listeners.
 type Main struct {
-	cfg   *Config
-	parts Parts
-	log   *slog.Logger
-	st    *stores
-	svc   *service.Service
-	http  *http.Server
-	ln    net.Listener
+	cfg *Config
+	// console is the web console's handler and consoleFace it in its Frame; nil
+	// with --console=false.
+	console     *console.Handler
+	consoleFace api.Face
+	parts       Parts
+	log         *slog.Logger
+	st          *stores
+	svc         *service.Service
+	http        *http.Server
+	ln          net.Listener
 	// fast answers plain HTTP/1.1 file GETs on ln and passes other connections to
 	// http; nil without --fast-path.
 	fast   *httpserve.FastServer

@@ -80,6 +80,8 @@ type Config struct {
 	// Sites is the settings of sites: host-routed static sites and upstream
 	// origins with a pull-through cache and an audit log.
 	Sites SitesConfig
+	// Console serves the web console at /console/ (on every tenant's hosts too).
+	Console bool
 	// Version is reported by the API and the start-up log.
 	Version string
 }
@@ -125,7 +127,7 @@ func DefaultConfig() Config {
 		Compat:    CompatConfig{JWTAdminRole: true, ETag: service.ETagMD5},
 		AccessLog: hcfg.AccessLog.Mode, AccessLogReads: hcfg.AccessLog.ReadsPerSecond,
 		ClamAV:  ClamAVConfig{Timeout: clamd.DefaultConfig().Timeout},
-		Version: "dev", FastPath: true, Tenants: TenantsConfig{MaxGraphs: 256, MetricsLabels: 50},
+		Version: "dev", FastPath: true, Console: true, Tenants: TenantsConfig{MaxGraphs: 256, MetricsLabels: 50},
 		Sites: SitesConfig{On: true, EdgeSize: 1 << 30, EdgeMaxObject: 256 << 20, AuditSize: 1 << 30, Refresh: 5 * time.Second},
 	}
 }

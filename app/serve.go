@@ -80,9 +80,12 @@ func (s *Main) buildHTTP() error {
 		return err
 	}
 	s.rpcPrefixes = rpc.Prefixes()
+	if err := s.buildConsole(); err != nil {
+		return err
+	}
 	// The faces on the API port. hasura comes first: it also answers every path no
 	// face claims. A new face is built above and passed here as one more argument.
-	router, err := api.New(h, rpc)
+	router, err := api.New(h, s.withConsole(rpc)...)
 	if err != nil {
 		return err
 	}

@@ -20,7 +20,15 @@ func (s *Main) logSettings() {
 	}
 	s.log.Info("settings", "auth", s.authModes(), "metadata", s.metaDesc(), "blobs", s.blobDesc(),
 		"images", s.imagesDesc(), "webhooks", fmt.Sprintf("on, %d deliveries at once", c.Webhooks.Workers),
-		"metrics", s.metricsDesc(), "access_log", s.accessLogDesc())
+		"metrics", s.metricsDesc(), "access_log", s.accessLogDesc(), "console", s.consoleDesc())
+}
+
+// consoleDesc says where the web console is served.
+func (s *Main) consoleDesc() string {
+	if s.console == nil {
+		return "off"
+	}
+	return "on at " + s.console.Prefixes()[0]
 }
 
 // authModes lists the accepted credentials, without secrets.

@@ -43,7 +43,7 @@ func TestLogSettings(t *testing.T) {
 	}
 	for _, want := range []string{`auth="anonymous as role public"`, "metadata=\"sqlite ", "blobs=\"disk ",
 		`images="off (transformations answer 501)"`, `webhooks="on, 8 deliveries at once"`,
-		`metrics="/metrics on the API port, admins only"`, `access_log="on, successful reads up to 100 lines/s"`} {
+		`metrics="/metrics on the API port, admins only"`, `access_log="on, successful reads up to 100 lines/s"`, `console="on at /console/"`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("settings line lacks %s:\n%s", want, out)
 		}
@@ -52,12 +52,13 @@ func TestLogSettings(t *testing.T) {
 	out = settingsLog(t, testConfig(t, func(c *Config) {
 		c.AdminSecret, c.JWTSecret = "s", `{"type":"HS256","key":"0123456789abcdef0123456789abcdef"}`
 		c.MetricsListen, c.MetricsToken, c.AccessLog = "9999", "tok", "errors"
+		c.Console = false
 	}))
 	if strings.Contains(out, "WARN") {
 		t.Errorf("a warning with credentials set:\n%s", out)
 	}
 	for _, want := range []string{`auth="admin secret, jwt (HS256), anonymous as role public"`,
-		`metrics="/metrics on 127.0.0.1:9999, bearer token"`, "access_log=errors"} {
+		`metrics="/metrics on 127.0.0.1:9999, bearer token"`, "access_log=errors", "console=off"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("settings line lacks %s:\n%s", want, out)
 		}

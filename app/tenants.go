@@ -191,7 +191,7 @@ func (s *Main) tenantFaces(t *coffer.Tenant, cfg tenantSettings, svc *service.Se
 	rpc := &lazyFace{prefixes: s.rpcPrefixes, build: func() (http.Handler, error) {
 		return rpcapi.New(rcfg, svc, tenantNode{}, h.PresignedURL, authn, log)
 	}}
-	return api.New(h, rpc)
+	return api.New(h, s.withConsole(rpc)...)
 }
 
 // lazyFace is a face built on its first request: a tenant's management API, whose

@@ -41,6 +41,7 @@ func (c *serveConfig) serveFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&c.JWTSecret, "jwt-secret", "", `Hasura JWT config JSON: {"type":"HS256","key":"..."}, {"type":"RS256","key":"-----BEGIN PUBLIC KEY..."} or {"jwk_url":"https://..."}`)
 	fs.StringVar(&c.RulesFile, "rules", "", "permission rules file (YAML or JSON); replaces the stored rules at start. Empty: keep the stored rules")
 	fs.BoolVar(&c.FastPath, "fast-path", true, "answer plain HTTP/1.1 GETs and HEADs of files without net/http (a strict parser; anything else goes to net/http)")
+	fs.BoolVar(&c.Console, "console", d.Console, "serve the web console at /console/ (embedded; it calls the APIs with the credential its user signs in with); false: off")
 	fs.BoolVar(&c.H2C, "h2c", false, "also accept HTTP/2 without TLS (prior knowledge, as proxies such as Envoy send it) on the same port as HTTP/1.1")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdown-timeout", d.ShutdownTimeout, "how long SIGTERM waits for in-flight requests")
 	fs.DurationVar(&c.SweepInterval, "sweep-interval", d.SweepInterval, "how often abandoned uploads and orphan blobs are swept")

@@ -37,6 +37,7 @@ var serveDefaults = map[string]string{
 	"clamav-addr":              "",
 	"clamav-fail-open":         "false",
 	"clamav-timeout":           "2m0s",
+	"console":                  "true",
 	"content-cache-max-file":   "1048576",
 	"content-cache-size":       "268435456",
 	"data-dir":                 "./data",

@@ -1,0 +1,59 @@
+package app
+
+import (
+	"net/http"
+
+	"github.com/coffer/coffer/api"
+	"github.com/coffer/coffer/console"
+	"github.com/coffer/coffer/internal/httpserve"
+)
+
+// buildConsole builds the web console's face with --console (none without): one
+// for every tenant, since it holds only the embedded assets and the page calls the
+// APIs of the host it was loaded from. It runs in its own Frame, as the other faces
+// do: request ids, metrics (route "/console/"), the access log, deadlines.
+func (s *Main) buildConsole() error {
+	if !s.cfg.Console {
+		return nil
+	}
+	con, err := console.New(console.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	h := s.hcfg
+	route := con.Prefixes()[0]
+	frame := &httpserve.Frame{
+		Routes: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			con.ServeHTTP(httpserve.Routed(w, r, route), r)
+		}),
+		Encode: plainError, IDs: httpserve.NewIDs(), Log: s.log, Access: httpserve.NewAccessLog(h.AccessLog, s.log),
+		ReadIdleTimeout: h.ReadIdleTimeout, WriteTimeout: h.WriteTimeout, MinWriteRate: h.MinWriteRate,
+	}
+	if h.Metrics != nil {
+		frame.Begin = h.Metrics.Begin
+	}
+	s.console, s.consoleFace = con, consoleFace{frame: frame, prefixes: con.Prefixes()}
+	return nil
+}
+
+// withConsole returns faces with the console's appended when it is on.
+func (s *Main) withConsole(faces ...api.Face) []api.Face {
+	if s.consoleFace != nil {
+		faces = append(faces, s.consoleFace)
+	}
+	return faces
+}
+
+// consoleFace is the console's handler in its Frame.
+type consoleFace struct {
+	frame    *httpserve.Frame
+	prefixes []string
+}
+
+var _ api.Face = consoleFace{}
+
+// Prefixes implements api.Face.
+func (f consoleFace) Prefixes() []string { return f.prefixes }
+
+// ServeHTTP implements http.Handler.
+func (f consoleFace) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.frame.ServeHTTP(w, r) }
