@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -294,12 +293,8 @@ func TestConsoleListing100k(t *testing.T) {
 	}
 	bodies := []string{`{"bucketId":"big","pageSize":100}`, `{"bucketId":"big","prefix":"dir07/","pageSize":100}`,
 		`{"bucketId":"big","prefix":"dir13/file-0500","pageSize":100}`}
-	if st, _ := p.rpcJSON("FileService/ListFiles", `{"bucketId":"big","delimiter":"/","pageSize":1}`, "x-hasura-admin-secret", adminSecret); st == 200 {
-		// Folders (the console-api addition): the root's 20 folders, and one folder's page.
-		bodies = append(bodies, `{"bucketId":"big","delimiter":"/","pageSize":100}`, `{"bucketId":"big","prefix":"dir07/","delimiter":"/","pageSize":100}`)
-	} else {
-		t.Log("this server's ListFiles has no delimiter: folder listings not measured")
-	}
+	// Folders (ListFiles with a delimiter): the root's 20 folders, and one folder's page.
+	bodies = append(bodies, `{"bucketId":"big","delimiter":"/","pageSize":100}`, `{"bucketId":"big","prefix":"dir07/","delimiter":"/","pageSize":100}`)
 	var all []float64
 	for _, body := range bodies {
 		var ms []float64
@@ -423,16 +418,12 @@ func TestConsoleKeyboard(t *testing.T) {
 }
 
 // TestConsoleAPIAdditions drives what the console uses of the management API's
-// additions (branch console-api): folders from ListFiles' delimiter, the rules
-// tester (RuleService.CheckAccess), a presigned URL's chosen expiry. Against a
-// server without them it skips, unless COFFER_CONSOLE_API=1 requires them.
+// additions for it: folders from ListFiles' delimiter, the rules tester
+// (RuleService.CheckAccess), a presigned URL's chosen expiry.
 func TestConsoleAPIAdditions(t *testing.T) {
 	p := start(t, "COFFER_DATA_DIR="+t.TempDir())
 	if st, out := p.rpcJSON("FileService/ListFiles", `{"bucketId":"default","delimiter":"/"}`, "x-hasura-admin-secret", adminSecret); st != 200 {
-		if os.Getenv("COFFER_CONSOLE_API") != "" {
-			t.Fatalf("ListFiles with a delimiter: %d %v", st, out)
-		}
-		t.Skipf("this server's ListFiles has no delimiter (%d %v): the console-api additions are not merged", st, out)
+		t.Fatalf("ListFiles with a delimiter: %d %v", st, out)
 	}
 	bctx := newBrowser(t, 3*time.Minute)
 	shots := screenshotDir(t)
