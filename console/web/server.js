@@ -79,7 +79,7 @@ async function state(box) {
       rpc('ServerService', 'GetVersion'), rpc('ServerService', 'GetCacheStats'), rpc('ServerService', 'GetImageWorkers')]);
     const w = img.data;
     box.append(h('p', {}, t('version', ver.data.version || '')),
-      h('p', {}, t('imageWorkers', w.enabled ? t('yes') : t('no'), w.busy || 0, w.workers || 0, w.queued || 0, w.queueLimit || 0)));
+      h('p', {}, t('imageWorkers', w.enabled ? t('on') : t('off'), w.busy || 0, w.workers || 0, w.queued || 0, w.queueLimit || 0)));
     const tbody = h('tbody', {}, ...(caches.data.caches || []).map((c) => h('tr', {}, h('th', { scope: 'row' }, c.name),
       h('td', { class: 'num' }, String(c.hits || 0)), h('td', { class: 'num' }, String(c.misses || 0)), h('td', { class: 'num' }, String(c.evictions || 0)))));
     box.append(h('div', { class: 'table-wrap' }, h('table', { id: 'caches' }, h('caption', {}, t('caches')),
