@@ -131,7 +131,7 @@ func (s *Main) serviceConfig() service.Config {
 	c := s.cfg
 	scfg := service.DefaultConfig()
 	scfg.StaleUploadAfter, scfg.SingleNode = c.StaleUploadAfter, c.UsesSQLite()
-	scfg.HideForbidden, scfg.ETag = c.Compat.HideForbidden, c.Compat.ETag
+	scfg.HideForbidden, scfg.ETag, scfg.JWTAdminRole = c.Compat.HideForbidden, c.Compat.ETag, c.Compat.JWTAdminRole
 	return scfg
 }
 

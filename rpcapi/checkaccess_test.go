@@ -25,8 +25,8 @@ func TestCheckAccess(t *testing.T) {
 		reason  string
 	}{
 		{"owner", &adminv1.CheckAccessRequest{Role: "user", UserId: "alice", Action: "read", FileId: mine}, true, "rules[0].read", "matches its filter"},
-		{"another user", &adminv1.CheckAccessRequest{Role: "user", UserId: "bob", Action: "delete", FileId: mine}, false, "rules[0].delete",
-			`the file does not match rules[0].delete.filter: uploaded_by_user_id is "alice", not _eq x-hasura-user-id ("bob")`},
+		{"another user", &adminv1.CheckAccessRequest{Role: "user", UserId: "bob", Action: "delete", FileId: mine}, false, "rules[0].read",
+			`to delete a file a role must first be able to read it: the file does not match rules[0].read.filter: uploaded_by_user_id is "alice", not _eq x-hasura-user-id ("bob")`},
 		{"no rule", &adminv1.CheckAccessRequest{Role: "user", UserId: "bob", Action: "read", BucketId: "default"}, false, "",
 			"no rule for role user on bucket default"},
 		{"create", &adminv1.CheckAccessRequest{Role: "user", UserId: "bob", Action: "create", BucketId: "docs", Name: "n.txt", Size: 3}, true, "rules[0].upload", "allows it"},

@@ -64,10 +64,16 @@ func (s *Service) CheckAccess(ctx context.Context, p *coffer.Principal, q Access
 		return AccessAnswer{}, err
 	}
 	switch {
-	case q.Role == coffer.AdminRole:
-		return AccessAnswer{Allowed: true, Reason: "role admin bypasses the rules (the admin secret's role; a JWT's too unless --jwt-admin-role=false)"}, nil
+	case q.Role == coffer.AdminRole && s.cfg.JWTAdminRole:
+		return AccessAnswer{Allowed: true, Reason: "role admin bypasses the rules (the admin secret's role, and a JWT's: --jwt-admin-role is on)"}, nil
 	case a == access.Read && b.Public:
 		return AccessAnswer{Allowed: true, Reason: fmt.Sprintf("bucket %s is public: anyone may read its files", b.ID)}, nil
+	case f != nil && (a == access.Replace || a == access.Delete) && !b.Public:
+		// Updates and deletes find the file as a read does first (GetFile): a file
+		// the role may not read is refused whatever its update or delete rule says.
+		if ans, ok := s.readFirst(who, q, a, f, b); !ok {
+			return ans, nil
+		}
 	}
 	d := s.rules.Load().Decide(q.Role, b.ID, a)
 	ans := AccessAnswer{Rule: d.Path}
@@ -176,4 +182,25 @@ func judgeNew(p *coffer.Principal, d access.Decision, b *coffer.Bucket, q Access
 		return false, "the new file does not pass " + d.Path + ".check: " + why
 	}
 	return true, d.Path + " allows it (presets applied; the bucket's own size and type limits still apply)"
+}
+
+// readFirst answers whether the role of q may read file f of bucket b, which an
+// update or delete (action a) does first; when it may not, the answer says so.
+func (s *Service) readFirst(who *coffer.Principal, q AccessQuery, a access.Action, f *coffer.File, b *coffer.Bucket) (AccessAnswer, bool) {
+	d := s.rules.Load().Decide(q.Role, b.ID, access.Read)
+	ans := AccessAnswer{Rule: d.Path}
+	prefix := fmt.Sprintf("to %s a file a role must first be able to read it: ", a)
+	switch {
+	case d.Path == "":
+		ans.Reason = prefix + fmt.Sprintf("no rule for role %s on bucket %s", q.Role, b.ID)
+	case d.Permission == nil:
+		ans.Reason = prefix + fmt.Sprintf("%s, the first rule for role %s on bucket %s, has no read action", d.Path, q.Role, b.ID)
+	default:
+		why := access.Explain(d.Permission.Filter, f, who.Session)
+		if why == "" {
+			return AccessAnswer{}, true
+		}
+		ans.Reason = prefix + "the file does not match " + d.Path + ".filter: " + why
+	}
+	return ans, false
 }

@@ -3,17 +3,20 @@ package service_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/blob/memblob"
 	"github.com/coffer/coffer/service"
 )
 
 // checkRules: users own their files in default (read, delete by owner; uploads preset
 // to them, at most 10 bytes, named *.txt; renames must stay *.txt); viewers read
 // bucket pics only, which the first rule for them decides; role noop has a rule for
-// default without actions.
+// default without actions; role deleter may delete in default but not read.
 const checkRules = `{"rules":[
  {"role":"user","buckets":["default"],
   "upload":{"presets":{"uploaded_by_user_id":"X-Hasura-User-Id"},"max_size":10,"check":{"name":{"_like":"%.txt"}}},
@@ -21,7 +24,8 @@ const checkRules = `{"rules":[
   "update":{"filter":{"uploaded_by_user_id":{"_eq":"X-Hasura-User-Id"}},"check":{"name":{"_like":"%.txt"}}},
   "delete":{"filter":{"uploaded_by_user_id":{"_eq":"X-Hasura-User-Id"}}}},
  {"role":"org","buckets":["default"],"select":{"filter":{"uploaded_by_user_id":{"_eq":"X-Hasura-Org-Id"}}}},
- {"role":"noop","buckets":["*"]}]}`
+ {"role":"noop","buckets":["*"]},
+ {"role":"deleter","buckets":["default"],"delete":{}}]}`
 
 // TestCheckAccess: CheckAccess names the deciding rule and why, and agrees with what
 // the same principal's requests get.
@@ -44,7 +48,15 @@ func TestCheckAccess(t *testing.T) {
 		{"other user reads", service.AccessQuery{Role: "user", UserID: "bob", Action: "read", FileID: alices.ID},
 			false, "rules[0].read", `uploaded_by_user_id is "alice", not _eq x-hasura-user-id ("bob")`},
 		{"no user id", service.AccessQuery{Role: "user", Action: "delete", FileID: alices.ID, BucketID: "default"},
-			false, "rules[0].delete", "x-hasura-user-id, which the session does not have"},
+			false, "rules[0].read", "x-hasura-user-id, which the session does not have"},
+		{"delete without read", service.AccessQuery{Role: "deleter", Action: "delete", FileID: alices.ID},
+			false, "rules[3]", "to delete a file a role must first be able to read it: rules[3], the first rule for role deleter on bucket default, has no read action"},
+		{"delete without read, no file", service.AccessQuery{Role: "deleter", Action: "delete", BucketID: "default"},
+			true, "rules[3].delete", "the files its filter matches"},
+		{"other user deletes", service.AccessQuery{Role: "user", UserID: "bob", Action: "delete", FileID: alices.ID},
+			false, "rules[0].read", "must first be able to read it"},
+		{"owner deletes", service.AccessQuery{Role: "user", UserID: "alice", Action: "delete", FileID: alices.ID},
+			true, "rules[0].delete", "allows it"},
 		{"read, no file", service.AccessQuery{Role: "user", Action: "read", BucketID: "default"},
 			true, "rules[0].read", "the files its filter matches"},
 		{"no rule for the bucket", service.AccessQuery{Role: "user", UserID: "alice", Action: "read", BucketID: "pics"},
@@ -78,6 +90,11 @@ func TestCheckAccess(t *testing.T) {
 				t.Errorf("CheckAccess = %+v, want allowed %v, rule %q, reason with %q", got, c.allowed, c.rule, c.reason)
 			}
 		})
+	}
+	// A role that may delete but not read is refused the delete, as CheckAccess says.
+	deleter := &coffer.Principal{Role: "deleter", Session: map[string]string{"x-hasura-role": "deleter"}}
+	if err := svc.DeleteFile(ctx, deleter, alices.ID); err == nil {
+		t.Errorf("role deleter deleted a file it may not read")
 	}
 	// The answers agree with the requests of the same principals.
 	for _, c := range []struct {
@@ -123,5 +140,21 @@ func TestCheckAccessRefusals(t *testing.T) {
 			_, err := svc.CheckAccess(ctx, c.p, c.q)
 			wantCode(t, c.name, err, c.code)
 		})
+	}
+}
+
+// With --jwt-admin-role=false a JWT of role admin is an ordinary role: CheckAccess
+// evaluates the rules for it instead of answering that admin bypasses them.
+func TestCheckAccessAdminRoleOff(t *testing.T) {
+	ctx := context.Background()
+	cfg := service.DefaultConfig()
+	cfg.JWTAdminRole = false
+	svc, err := service.New(cfg, openSQLite(t), blob.New(memblob.New()), service.Caches{}, slog.New(slog.DiscardHandler))
+	must(t, err)
+	must(t, svc.SetRules(ctx, coffer.AdminPrincipal(), []byte(checkRules)))
+	got, err := svc.CheckAccess(ctx, coffer.AdminPrincipal(), service.AccessQuery{Role: "admin", Action: "read", BucketID: "default"})
+	must(t, err)
+	if got.Allowed || !strings.Contains(got.Reason, "no rule for role admin") {
+		t.Errorf("role admin with --jwt-admin-role=false: %+v, want refused by the rules", got)
 	}
 }

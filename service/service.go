@@ -37,6 +37,9 @@ type Config struct {
 	HideForbidden bool
 	// ETag is the hash an upload's ETag is made of: ETagMD5 or ETagBLAKE3.
 	ETag string
+	// JWTAdminRole: a JWT of role "admin" is an admin (auth.Config's), as CheckAccess
+	// must know to answer for that role.
+	JWTAdminRole bool
 }
 
 // The ETag hashes. MD5 is hasura-storage's (the S3 ETag of a single-part put), so
@@ -51,7 +54,7 @@ const (
 
 // DefaultConfig returns the defaults.
 func DefaultConfig() Config {
-	return Config{StaleUploadAfter: 24 * time.Hour, ETag: ETagMD5}
+	return Config{StaleUploadAfter: 24 * time.Hour, ETag: ETagMD5, JWTAdminRole: true}
 }
 
 // Validate checks c.

@@ -26,7 +26,8 @@ const (
 type CheckAccessRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The role (x-hasura-role), e.g. "user"; "admin" is allowed everything (as the
-	// admin secret is; a JWT of role admin is too unless --jwt-admin-role=false).
+	// admin secret is) unless the server runs with --jwt-admin-role=false, where it is
+	// an ordinary role the rules decide for.
 	Role string `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
 	// The user id (x-hasura-user-id); "": none.
 	UserId string `protobuf:"bytes,2,opt,name=user_id,json=userId,proto3" json:"user_id,omitempty"`
@@ -38,7 +39,9 @@ type CheckAccessRequest struct {
 	// upload, insert, select, replace).
 	Action string `protobuf:"bytes,5,opt,name=action,proto3" json:"action,omitempty"`
 	// For read, update and delete: a stored file, checked against the rule's filter
-	// (and update's check). "": whether the role may act on some of the bucket's files.
+	// (and update's check); an update or delete first needs the file to be readable
+	// by the role (as requests find the file first), and is refused otherwise.
+	// "": whether the role may act on some of the bucket's files.
 	FileId string `protobuf:"bytes,6,opt,name=file_id,json=fileId,proto3" json:"file_id,omitempty"`
 	// For create: the new file's name, checked with the presets applied against the
 	// rule's check; for update: a new name (a rename), checked the same way.
