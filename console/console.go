@@ -5,7 +5,7 @@
 // sessionStorage and calls the same APIs as any client (/v1 and the management
 // API's Connect JSON), so it shows what that credential may see. It sets no cookie.
 //
-// The assets are compressed once when the handler is built (gzip and brotli) and
+// The assets are compressed once, at the first request (gzip and brotli), and
 // served per Accept-Encoding, with a strong ETag per encoding, Cache-Control
 // no-cache (revalidated on every load) and a strict Content-Security-Policy that
 // allows scripts and styles from the console's own origin only.

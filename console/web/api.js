@@ -2,10 +2,14 @@
 // credential the user signed in with, sent as a header on every request. No cookie.
 import { t } from './strings.js';
 
-const KEY = 'coffer.console.credential';
+// base is the path the APIs are under: "/" or, behind a tenant path prefix, "/t/x/"
+// (the last "console" segment of the path and what follows it dropped, so that a
+// tenant named "myconsole" keeps its prefix).
+export const base = location.pathname.replace(/console(\/[^/]*)?$/, '') || '/';
 
-// base is the path the APIs are under: "/" or, behind a tenant path prefix, "/t/x/".
-export const base = location.pathname.replace(/console\/.*$/, '').replace(/console$/, '') || '/';
+// KEY is where the credential is kept: one per API base, so that tenants served
+// under path prefixes of one origin never get each other's credential.
+const KEY = `coffer.console.credential:${base}`;
 
 // credential returns {kind: "admin"|"platform"|"jwt", value} or null.
 export function credential() {

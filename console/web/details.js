@@ -38,11 +38,17 @@ async function preview(box, f, urls) {
       const blob = new Blob([await resp.arrayBuffer()], { type: 'application/pdf' });
       box.append(h('iframe', { src: keep(URL.createObjectURL(blob)), title: f.name, class: 'preview-pdf', id: 'preview-pdf' }));
     } else if (/^(audio|video)\//.test(type)) {
-      let src;
+      let src = null;
       try {
-        src = (await rpc('FileService', 'PresignFile', { id: f.id })).data.url; // streamed, with Range
+        src = sameOrigin((await rpc('FileService', 'PresignFile', { id: f.id })).data.url); // streamed, with Range
       } catch (err) {
         if (size > PREVIEW_MAX) throw err;
+      }
+      if (!src) { // no presigned URL, or one on another origin (the CSP's media-src is 'self')
+        if (size > PREVIEW_MAX) {
+          box.append(h('p', { class: 'muted' }, t('previewTooBig', fmtBytes(size))));
+          return;
+        }
         src = keep(await blobURL(`files/${id}`));
       }
       box.append(h(type.startsWith('audio/') ? 'audio' : 'video', { src, controls: true, preload: 'metadata', class: 'preview-media', id: 'preview-media' }));
@@ -188,11 +194,12 @@ function downloadButton(f, msg, urls) {
   const btn = h('button', { type: 'button', id: 'download' }, t('download'));
   btn.addEventListener('click', async () => {
     try {
-      let u;
+      let u = null;
       try {
-        u = (await rpc('FileService', 'PresignFile', { id: f.id })).data.url; // streamed by the browser
-      } catch {
-        u = await blobURL(`files/${encodeURIComponent(f.id)}`); // presigning off: through memory
+        u = sameOrigin((await rpc('FileService', 'PresignFile', { id: f.id })).data.url); // streamed by the browser
+      } catch { /* presigning off: through memory, below */ }
+      if (!u) { // a URL on another origin would ignore `download` and leave the console
+        u = await blobURL(`files/${encodeURIComponent(f.id)}`);
         urls.push(u);
       }
       const a = h('a', { href: u, download: f.name.split('/').pop() || 'file' });
@@ -204,11 +211,22 @@ function downloadButton(f, msg, urls) {
   return btn;
 }
 
+// sameOrigin returns u if it is on the console's origin (so the CSP lets media load
+// it and a download stays a download), else null.
+function sameOrigin(u) {
+  try {
+    return new URL(u, location.href).origin === location.origin ? u : null;
+  } catch {
+    return null;
+  }
+}
+
 // renderDetails fills panel with file id's details; returns a cleanup function.
 export async function renderDetails(panel, id, { close, changed, deleted }) {
   const urls = [];
   const msg = h('div', { role: 'alert', id: 'details-msg' });
   const redraw = async () => {
+    for (const u of urls.splice(0)) URL.revokeObjectURL(u); // the previous drawing's previews
     clear(panel);
     const head = h('div', { class: 'row between' }, h('h2', {}, t('details')), h('a', { href: close, class: 'button ghost', id: 'details-close' }, t('close')));
     panel.append(head, msg);

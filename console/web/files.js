@@ -201,6 +201,7 @@ export async function render(main, route, { link }) {
   const updateDel = () => { delBtn.disabled = selected.size === 0; delBtn.textContent = t('deleteSelected', selected.size); };
 
   const drawTable = () => {
+    for (const u of urls.splice(0)) URL.revokeObjectURL(u); // the previous table's thumbnails
     clear(tableWrap);
     if (!entries.length) { tableWrap.append(h('p', { class: 'muted' }, t('emptyFolder'))); return; }
     const head = (label, k) => {

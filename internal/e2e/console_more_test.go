@@ -574,6 +574,10 @@ func TestConsolePreviews(t *testing.T) {
 	}
 	tb := newTab(t, bctx, p, screenshotDir(t))
 	tb.signIn(p.url, "admin", adminSecret)
+	// Every preview must load under the CSP: a blocked frame or media source would
+	// still leave its element in place, so count the violations the page reports.
+	tb.do(chromedp.Evaluate[chromedp.Void](`window.__cspv=[];document.addEventListener('securitypolicyviolation',` +
+		`e=>window.__cspv.push(e.effectiveDirective+' '+e.blockedURI))`))
 	for kind, ready := range map[string]string{
 		"audio": `(()=>{const m=document.getElementById('preview-media');return m&&m.readyState>=1&&Math.abs(m.duration-1)<0.01})()`,
 		"pdf":   `(()=>{const f=document.getElementById('preview-pdf');return f&&f.src.startsWith('blob:')})()`,
@@ -588,6 +592,9 @@ func TestConsolePreviews(t *testing.T) {
 			}
 		}
 		tb.shot("preview-" + kind)
+	}
+	if v := eval[[]string](tb, `window.__cspv`); len(v) != 0 {
+		t.Errorf("the previews broke the CSP: %q", v)
 	}
 	noInjection(t, tb, "previews")
 }
