@@ -7,7 +7,7 @@
 #
 #   scripts/compare-sites.sh                 # environment knobs below
 #   ROUNDS=3 STAGES=10@10s,0@5s,40@20s,40@10s,0@5s,3000@30s,0@10s FRONTS=nginx,coffer \
-#     COFFER_ARGS='--debug-listen 6060' COFFER_ENV='GOMEMLIMIT=160MiB' \
+#     COFFER_ARGS='--debug-listen 6060' COFFER_ENV='GOMEMLIMIT=160MiB' COFFER_BIN=/tmp/coffer \
 #     EDGE_CACHE_SIZE=2147483648 OUT=/tmp/compare-sites.md scripts/compare-sites.sh
 #
 # The world, all on 127.0.0.1:
@@ -64,7 +64,7 @@ bench_workdir compare-sites
 ulimit -n "$(ulimit -Hn)" # 3,000 virtual users hold 3,000 connections
 www=$work/www
 rm -rf "$keep" && mkdir -p "$keep"
-CGO_ENABLED=0 go build -o "$work/coffer" ./cmd/coffer
+if [ -n "${COFFER_BIN:-}" ]; then cp "$COFFER_BIN" "$work/coffer"; else CGO_ENABLED=0 go build -o "$work/coffer" ./cmd/coffer; fi
 "$work/coffer" bench --scenario spa_site --fixtures-dir "$www" >&2
 chmod -R a+rX "$www"
 
