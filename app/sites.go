@@ -161,13 +161,39 @@ func (f siteFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.next.ServeHTTP(w, r)
 }
 
-// ServeFast implements httpserve.FastHandler: a site's requests are declined (net/http
-// answers them through ServeHTTP), others go to next's fast path.
+// ServeFast implements httpserve.FastHandler: a site's requests go to the site
+// handler's fast path (what it declines, net/http answers through ServeHTTP);
+// others go to next's fast path.
 func (f siteFront) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter) bool {
-	if m := f.st.hosts.Load(); m != nil && len(m.byHost) > 0 && f.st.lookup(string(req.Host)) != nil {
-		return false
+	if m := f.st.hosts.Load(); m != nil && len(m.byHost) > 0 {
+		if e, host := f.st.lookupHost(string(req.Host)); e != nil {
+			return f.st.serveFast(e, host, req, w)
+		}
 	}
 	return f.next.(httpserve.FastHandler).ServeFast(req, w)
+}
+
+// serveFast answers a request of site e on the fast path, or declines it: for a
+// tenant whose graph is not built yet, that is suspended, or has request or
+// bandwidth limits (admission and pacing are net/http's path's, as for the tenant
+// router's fast path).
+func (st *sites) serveFast(e *siteEntry, host string, req *httpserve.FastRequest, w *httpserve.FastWriter) bool {
+	svc := st.s.svc
+	if e.tenant != coffer.DefaultTenantID && st.s.tenancy != nil {
+		g := (*st.s.tenancy.graphs.Load())[e.tenant]
+		if g == nil || servedState(g.tenant) != nil || g.limit != nil || g.bw != nil {
+			return false
+		}
+		g.touch(req.Start.Unix())
+		svc = g.svc
+	}
+	fs := st.frame.BeginFast(req)
+	sr := site.Request{Tenant: e.tenant, Site: e.compiled, Buckets: siteBuckets{st: st, tenant: e.tenant, svc: svc},
+		Host: host, RequestID: fs.ID}
+	if req.Peer.IsValid() {
+		sr.Client = req.Peer.Addr().String()
+	}
+	return st.handler.ServeFast(st.frame, fs, req, w, sr)
 }
 
 // serve answers one request of a site, inside the Frame.

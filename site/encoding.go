@@ -31,10 +31,13 @@ var (
 // higher q. Identity when nothing compressed is acceptable, even if identity
 // itself is refused ("identity;q=0"): the answer is still the content. It never
 // allocates.
-func negotiate(h http.Header) encoding {
+func negotiate(h http.Header) encoding { return negotiateLines(h["Accept-Encoding"]) }
+
+// negotiateLines is negotiate over the Accept-Encoding lines of a request.
+func negotiateLines(lines []string) encoding {
 	q := [numEncodings]int{-1, -1, -1, -1} // in thousandths; -1: not named
 	star := -1
-	for _, line := range h["Accept-Encoding"] {
+	for _, line := range lines {
 		for line != "" {
 			var item string
 			item, line, _ = strings.Cut(line, ",")

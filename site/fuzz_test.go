@@ -186,13 +186,18 @@ func FuzzRequestPath(f *testing.F) {
 			return
 		}
 		p, err := RequestPath(req)
+		raw, _, _ := strings.Cut(req.RequestURI, "?")
+		// The fast path's reading of the raw target: when it answers, it answers
+		// for RequestPath's path.
+		if fp, ok := fastRequestPath([]byte(raw)); ok && (err != nil || fp != p) {
+			t.Fatalf("%q: the fast path reads %q, RequestPath %q (%v)", target, fp, p, err)
+		}
 		if err != nil {
 			if coffer.ErrorCode(err) != coffer.EINVALID {
 				t.Fatal(err)
 			}
 			return
 		}
-		raw, _, _ := strings.Cut(req.RequestURI, "?")
 		if strings.Contains(strings.ToLower(raw), "%2f") || strings.Contains(strings.ToLower(req.URL.RawPath), "%2f") {
 			t.Fatalf("%q: accepted an encoded slash as %q", target, p)
 		}

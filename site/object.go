@@ -132,3 +132,20 @@ type Buckets interface {
 	// Cache is CacheBypass; Tags come from the file's metadata "tags".
 	Open(ctx context.Context, bucket, key string) (*Object, error)
 }
+
+// FastEdge is an Edge that answers from what it already holds, for the HTTP/1.1
+// fast path (Handler.ServeFast): nothing is fetched, made or counted, so a
+// request the fast path then declines is served from the start through Serve
+// with nothing changed.
+type FastEdge interface {
+	Edge
+	// Peek returns req's fresh committed copy (Cache HIT), or missing true when the
+	// origin is known not to have req.Key (a negative entry); (nil, false) when only
+	// Get can tell.
+	Peek(req EdgeRequest) (obj *Object, missing bool)
+	// PeekDerived returns req's committed copy, nil if there is none.
+	PeekDerived(req DerivedRequest) *Object
+	// CountPeeks counts hits and negative hits of peeks served, as Get and Derived
+	// count theirs.
+	CountPeeks(hits, negativeHits int)
+}

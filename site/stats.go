@@ -48,13 +48,39 @@ func (h *Handler) siteStats(c *Compiled) *Stats {
 	return s
 }
 
-// record counts the answer in the site's stats and gives the audit log its record.
+// outcome is what an answer was, for the stats and the audit log.
+type outcome struct {
+	method, host, path, target string
+	status                     int
+	bytes                      int64
+	cache                      CacheStatus
+}
+
+// record counts the answer of x in the site's stats and gives the audit log its
+// record.
 func (h *Handler) record(x *exchange, start time.Time) {
-	c := x.req.Site
+	o := outcome{method: x.r.Method, host: x.req.Host, path: x.path, target: x.target,
+		status: x.w.status, bytes: x.w.bytes, cache: x.cache}
+	if o.host == "" {
+		o.host = x.r.Host
+	}
+	if o.path == "" {
+		o.path = x.r.URL.Path
+		if len(o.path) > MaxPathLen {
+			o.path = o.path[:MaxPathLen]
+		}
+	}
+	h.count(&x.req, &o, start)
+}
+
+// count counts the answer o to req in the site's stats and gives the audit log
+// its record.
+func (h *Handler) count(req *Request, o *outcome, start time.Time) {
+	c := req.Site
 	s := h.siteStats(c)
 	s.Requests.Add(1)
-	s.Bytes.Add(x.w.bytes)
-	switch x.cache {
+	s.Bytes.Add(o.bytes)
+	switch o.cache {
 	case CacheHit:
 		s.Hits.Add(1)
 	case CacheMiss:
@@ -64,36 +90,24 @@ func (h *Handler) record(x *exchange, start time.Time) {
 	case CacheRevalidated:
 		s.Revalidated.Add(1)
 	}
-	if x.w.status >= 500 {
+	if o.status >= 500 {
 		s.Errors.Add(1)
 	}
 	if h.cfg.Audit == nil || !c.audit {
 		return
 	}
-	h.audit(x, start)
+	h.audit(req, o, start)
 }
 
 // audit fills a pooled record and hands it to the audit log.
-func (h *Handler) audit(x *exchange, start time.Time) {
+func (h *Handler) audit(req *Request, o *outcome, start time.Time) {
 	rec := h.records.Get().(*auditRecord)
 	now := h.cfg.Now()
-	host := x.req.Host
-	if host == "" {
-		host = x.r.Host
-	}
-	p := x.path
-	if p == "" {
-		p = x.r.URL.Path
-		if len(p) > MaxPathLen {
-			p = p[:MaxPathLen]
-		}
-	}
-	target := x.target
 	*rec = auditRecord{
-		Time: now, Tenant: x.req.Tenant, Site: x.req.Site.Site.ID, Host: host, Method: x.r.Method,
-		Path: p, Target: target, Status: x.w.status, Bytes: x.w.bytes,
-		Duration: float64(now.Sub(start).Microseconds()) / 1000, Cache: string(x.cache),
-		Client: x.req.Client, UserID: x.req.UserID, RequestID: x.req.RequestID,
+		Time: now, Tenant: req.Tenant, Site: req.Site.Site.ID, Host: o.host, Method: o.method,
+		Path: o.path, Target: o.target, Status: o.status, Bytes: o.bytes,
+		Duration: float64(now.Sub(start).Microseconds()) / 1000, Cache: string(o.cache),
+		Client: req.Client, UserID: req.UserID, RequestID: req.RequestID,
 	}
 	h.cfg.Audit(rec)
 	*rec = auditRecord{}

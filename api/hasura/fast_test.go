@@ -1,18 +1,17 @@
 package hasura_test
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/md5"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/coffer/coffer/internal/wiretest"
 )
 
 // fastPair is the same data behind two servers: one with the HTTP/1.1 fast path
@@ -53,52 +52,7 @@ func (p *fastPair) stream(t *testing.T, e *env, raw string) []string {
 	raw = strings.ReplaceAll(raw, "{alice}", "Bearer "+p.alice)
 	raw = strings.ReplaceAll(raw, "{etag}", `"`+fmt.Sprintf("%x", md5.Sum(content(100<<10)))+`"`)
 	raw = strings.ReplaceAll(raw, "{etag-priv}", `"`+fmt.Sprintf("%x", md5.Sum(content(10<<10)))+`"`)
-	c, err := net.Dial("tcp", e.srv.Addr)
-	if err != nil {
-		t.Error(err)
-		return nil
-	}
-	defer c.Close()
-	if _, err := io.WriteString(c, raw); err != nil {
-		t.Error(err)
-		return nil
-	}
-	var out []string
-	br := bufio.NewReader(idleReader{c})
-	methods := requestMethods(raw)
-	for i := 0; ; i++ {
-		m := "GET"
-		if i < len(methods) {
-			m = methods[i]
-		}
-		resp, err := http.ReadResponse(br, &http.Request{Method: m})
-		if err != nil {
-			if rest, _ := io.ReadAll(br); len(rest) > 0 {
-				out = append(out, fmt.Sprintf("unparsed: %q", rest))
-			}
-			return out
-		}
-		out = append(out, normalize(resp, p.ids[e]))
-	}
-}
-
-// idleReader reads from c until it sends nothing for 1.5 s.
-type idleReader struct{ c net.Conn }
-
-func (r idleReader) Read(p []byte) (int, error) {
-	_ = r.c.SetReadDeadline(time.Now().Add(1500 * time.Millisecond))
-	return r.c.Read(p)
-}
-
-// requestMethods returns the methods of the request lines in raw, in order.
-func requestMethods(raw string) []string {
-	var ms []string
-	for _, line := range strings.Split(raw, "\r\n") {
-		if m, _, ok := strings.Cut(line, " /"); ok && (m == "GET" || m == "HEAD") {
-			ms = append(ms, m)
-		}
-	}
-	return ms
+	return wiretest.Exchange(t, e.srv.Addr, raw, func(resp *http.Response) string { return normalize(resp, p.ids[e]) })
 }
 
 // normalize renders resp without what differs between two servers with the same
@@ -127,21 +81,12 @@ func normalize(resp *http.Response, ids map[string]string) string {
 	if len(body) < 1024 {
 		s += string(body) // with its ids normalized below
 	} else {
-		s += fmt.Sprintf("checksum %x", sum(body))
+		s += fmt.Sprintf("checksum %x", wiretest.Checksum(body))
 	}
 	for k, v := range ids {
 		s = strings.ReplaceAll(s, v, k)
 	}
 	return s
-}
-
-// sum is a cheap checksum of b for comparing bodies.
-func sum(b []byte) uint32 {
-	var h uint32 = 2166136261
-	for _, c := range b {
-		h = (h ^ uint32(c)) * 16777619
-	}
-	return h
 }
 
 // fastStreams are raw request streams, on one connection each: the fast path's

@@ -467,11 +467,16 @@ func checkAudit(t *testing.T, p *proc) {
 
 // auditRow is a record as `coffer admin audit query` prints it (protojson).
 type auditRow struct {
-	Site   string `json:"site"`
-	Path   string `json:"path"`
-	Status int    `json:"status"`
-	Bytes  int64  `json:"bytes,string"`
-	Cache  string `json:"cache"`
+	Time   time.Time `json:"time"`
+	Host   string    `json:"host"`
+	Method string    `json:"method"`
+	Target string    `json:"target"`
+	Client string    `json:"client"`
+	Site   string    `json:"site"`
+	Path   string    `json:"path"`
+	Status int       `json:"status"`
+	Bytes  int64     `json:"bytes,string"`
+	Cache  string    `json:"cache"`
 }
 
 // auditQuery runs `coffer admin audit query args...` and returns the records.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/netip"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -90,6 +91,10 @@ func (s *FastServer) Serve() error {
 		fc := &fastConn{srv: s, c: bc, headStart: time.Now()}
 		fc.ctx, fc.cancel = context.WithCancel(context.Background())
 		fc.req.ctx = fc.ctx
+		if ta, ok := bc.RemoteAddr().(*net.TCPAddr); ok {
+			ap := ta.AddrPort()
+			fc.req.Peer = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+		}
 		fc.w.conn, fc.w.closing = bc, &s.closing
 		if !s.track(fc) {
 			bc.Close()

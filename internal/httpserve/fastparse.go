@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/netip"
 	"net/textproto"
 	"time"
 
@@ -45,9 +46,11 @@ type FastRequest struct {
 	Close       bool      // Connection: close: the connection ends after the answer
 	Start       time.Time // when the request was parsed
 	Host        []byte
-	ctx         context.Context // the connection's: cancelled when it ends
-	n           int             // header fields in fields
-	fields      [fastMaxHeaders]field
+	// Peer is the client's address (the connection's remote address), unmapped.
+	Peer   netip.AddrPort
+	ctx    context.Context // the connection's: cancelled when it ends
+	n      int             // header fields in fields
+	fields [fastMaxHeaders]field
 }
 
 // Context returns the request's context: it ends with the connection (or when a
@@ -67,6 +70,17 @@ func (r *FastRequest) Get(name string) ([]byte, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Values appends to dst the values of every header field named name (ASCII
+// case-insensitive), in order, and returns it.
+func (r *FastRequest) Values(name string, dst []string) []string {
+	for i := range r.fields[:r.n] {
+		if equalFold(r.fields[i].name, name) {
+			dst = append(dst, string(r.fields[i].value))
+		}
+	}
+	return dst
 }
 
 // Has reports whether any of names is among the request's header fields.

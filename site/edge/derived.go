@@ -35,7 +35,7 @@ func (c *Cache) derived(ctx context.Context, req site.DerivedRequest) (*site.Obj
 	if req.Make == nil || req.Variant == "" || req.SourceETag == "" {
 		return nil, coffer.Errorf(coffer.EINVALID, "edge: a derived request needs Make, Variant and SourceETag")
 	}
-	key := "d\x00" + req.Scope + "\x00" + req.Path + "\x00" + req.Variant + "\x00" + req.SourceETag
+	key := derivedKey(req)
 	c.mu.RLock()
 	if e := c.entries[key]; e != nil {
 		obj, err := c.open(e, site.CacheHit)
@@ -58,6 +58,11 @@ func (c *Cache) derived(ctx context.Context, req site.DerivedRequest) (*site.Obj
 	}
 	c.mu.Unlock()
 	return c.awaitDerived(ctx, fl)
+}
+
+// derivedKey is the entry key of req's copy.
+func derivedKey(req site.DerivedRequest) string {
+	return "d\x00" + req.Scope + "\x00" + req.Path + "\x00" + req.Variant + "\x00" + req.SourceETag
 }
 
 // startDerived launches the flight making a derived copy. Callers hold c.mu.

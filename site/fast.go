@@ -1,0 +1,284 @@
+package site
+
+import (
+	"bytes"
+	"context"
+
+	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/internal/httpserve"
+)
+
+// The HTTP/1.1 fast path of sites (httpserve.FastServer). Once a site's cache is
+// warm nearly every request is a plain GET of a fresh copy: the fast path answers
+// those on the connection's own goroutine with one header write and sendfile,
+// without net/http's request, header maps, background reader, per-connection
+// buffers and the 32 KB copy buffer its ReadFrom holds during every sendfile (the
+// memory that made a site at 3,000 connections cost ~290 MB, README "Sites against
+// nginx"). Everything else it declines before writing a byte, having started
+// nothing (FastEdge peeks only), and Serve answers it through net/http.
+
+// fastSlowHeaders are the request headers that make Serve's answer depend on more
+// than the object (ranges and the conditions http.ServeContent evaluates):
+// requests with one are declined.
+var fastSlowHeaders = [...]string{"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"}
+
+// fastFrameOwned are the headers the Frame writes (FastHeaders): a route or
+// header rule that sets one of them overrides the Frame's on net/http's path, so
+// such a request is declined rather than answered with both.
+var fastFrameOwned = [...]string{"X-Request-Id", "X-Content-Type-Options", "Server-Timing"}
+
+// ServeFast answers fr, a request for the site in req, on the fast path and
+// returns true, or returns false having written nothing and started nothing. It
+// answers a GET or HEAD without Range or conditional headers, of a path without
+// percent-encoding, whose route serves an object that is at hand: an upstream
+// object's fresh copy in the edge cache, or a bucket's file; in the coding the
+// request negotiates when that coding is at hand too (the object's own, a
+// precompressed sibling found or known missing, a compressed copy the cache
+// holds). The answer is Serve's, header for header and in the stats and audit
+// log (TestServeFastAnswersAsServe); it is sent with f's SendFast (metrics,
+// access log, write timeout) under the route "site". Redirects, fallbacks, 404s,
+// misses, stale copies and errors are Serve's.
+func (h *Handler) ServeFast(f *httpserve.Frame, st *httpserve.FastState, fr *httpserve.FastRequest, w *httpserve.FastWriter, req Request) bool {
+	if fr.Has(fastSlowHeaders[:]...) {
+		return false
+	}
+	p, ok := fastRequestPath(fr.Path)
+	if !ok {
+		return false
+	}
+	rt, key, ok := req.Site.Route(p)
+	if !ok || rt.Target.Redirect != nil || key == "" {
+		return false
+	}
+	doc := docPath(p, rt)
+	var hs fastHeaderSet
+	if !hs.collect(rt, req.Site, doc) {
+		return false
+	}
+	fe, _ := h.cfg.Edge.(FastEdge)
+	var peeks peekCount
+	obj, state := h.peek(st, fe, req.Buckets, req.Site.Scope, rt, p, key, &peeks)
+	if state != peekFound {
+		return false
+	}
+	defer obj.Close()
+	ctype, hasType := hs.contentType()
+	if !hasType {
+		ctype, hasType = obj.Type, obj.Type != ""
+	}
+	if obj.Size < 0 || !hasType { // unknown size: copyBody; no type: ServeContent sniffs
+		return false
+	}
+	body, etag, coding, vary := obj, obj.ETag, obj.Encoding, false
+	if obj.Encoding == "" && rt.compres && compressible(obj.Type) {
+		vary = true
+		if enc := h.fastEncoding(fr, obj); enc != encIdentity {
+			c, ok := h.peekCompressed(st, fe, req.Buckets, req.Site.Scope, rt, p, doc, key, obj, enc, &peeks)
+			if !ok {
+				return false
+			}
+			if c != nil {
+				defer c.Close()
+				body, etag, coding = c, c.ETag, codingNames[enc]
+			}
+		}
+	}
+	if body.Size < 0 {
+		return false
+	}
+	cache := obj.Cache
+	if cache == "" {
+		cache = CacheBypass
+	}
+
+	w.Header(200)
+	w.Add("Content-Type", ctype)
+	if etag != "" {
+		w.Add("Etag", etag)
+	}
+	if cc := rt.cacheControl(doc); cc != "" {
+		w.Add("Cache-Control", cc)
+	} else if obj.CacheControl != "" {
+		w.Add("Cache-Control", obj.CacheControl)
+	}
+	if sk := surrogateKey(rt, obj.Tags); sk != "" {
+		w.Add("Surrogate-Key", sk)
+	}
+	if v, ok := xCacheValues[cache]; ok {
+		w.Add("X-Cache", v[0])
+	}
+	hs.write(w)
+	if vary {
+		w.Add("Vary", "Accept-Encoding")
+	}
+	if coding != "" {
+		w.Add("Content-Encoding", coding)
+	}
+	if !httpserve.ZeroTime(body.ModTime) {
+		w.AddDate("Last-Modified", body.ModTime)
+	}
+	w.Add("Accept-Ranges", "bytes")
+	f.FastHeaders(st, fr, w)
+	f.SendFast(st, "site", fr, w, body.Content, body.Size)
+
+	if fe != nil {
+		fe.CountPeeks(peeks.hits, peeks.negatives)
+	}
+	h.count(&req, &outcome{method: fr.Method, host: req.Host, path: p, target: rt.Label,
+		status: w.Status, bytes: w.Bytes, cache: cache}, fr.Start)
+	return true
+}
+
+// fastRequestPath is the clean path (RequestPath's) of the request target raw, up to
+// its query, when the fast path can tell it from raw alone: no percent-encoding,
+// so that net/http's decoded path is raw itself.
+func fastRequestPath(raw []byte) (string, bool) {
+	if len(raw) == 0 || raw[0] != '/' || len(raw) > MaxPathLen || bytes.IndexByte(raw, '%') >= 0 {
+		return "", false
+	}
+	p, err := CleanPath(string(raw))
+	return p, err == nil
+}
+
+// fastEncoding is encodingFor on the fast path (no Range or If-Range there).
+func (h *Handler) fastEncoding(fr *httpserve.FastRequest, obj *Object) encoding {
+	if min := h.cfg.MinCompressSize; min < 0 || obj.Size < min {
+		return encIdentity
+	}
+	var lines [4]string
+	return negotiateLines(fr.Values("Accept-Encoding", lines[:0]))
+}
+
+// peekState is what a peek found out about an object.
+type peekState uint8
+
+const (
+	peekUnknown peekState = iota // only open (Get) can tell: the fast path declines
+	peekFound
+	peekMissing // the target has no such object (ENOTFOUND, or a negative entry)
+)
+
+// peekCount counts the edge hits and negative hits of a fast answer's peeks, for
+// CountPeeks once it is served.
+type peekCount struct{ hits, negatives int }
+
+// peek is open without side effects: a bucket's file through Buckets (reads and
+// caches), an upstream object only from the edge cache's fresh copies (Peek).
+func (h *Handler) peek(ctx context.Context, fe FastEdge, buckets Buckets, scope string, rt *CompiledRoute, p, key string, n *peekCount) (*Object, peekState) {
+	if rt.Route.Target.Bucket != nil {
+		obj, err := h.open(ctx, buckets, scope, rt, p, key)
+		switch {
+		case err == nil:
+			return obj, peekFound
+		case coffer.ErrorCode(err) == coffer.ENOTFOUND:
+			return nil, peekMissing
+		}
+		return nil, peekUnknown
+	}
+	if fe == nil {
+		return nil, peekUnknown
+	}
+	obj, missing := fe.Peek(EdgeRequest{Scope: scope, Path: p, Key: key, Origin: rt.Origin, Policy: rt.Edge, Tags: rt.Tags})
+	switch {
+	case obj != nil:
+		n.hits++
+		return obj, peekFound
+	case missing:
+		n.negatives++
+		return nil, peekMissing
+	}
+	return nil, peekUnknown
+}
+
+// peekCompressed is compressed without side effects: ok false when only
+// compressed can tell (a sibling not known either way, a compressed copy not made
+// yet); else the coded object, or nil for identity.
+func (h *Handler) peekCompressed(ctx context.Context, fe FastEdge, buckets Buckets, scope string, rt *CompiledRoute, p, doc, key string,
+	obj *Object, enc encoding, n *peekCount) (*Object, bool) {
+	sib, state := h.peek(ctx, fe, buckets, scope, rt, doc+suffixes[enc], key+suffixes[enc], n)
+	if state == peekUnknown {
+		return nil, false
+	}
+	if sib != nil && (sib.Encoding == "" || sib.Encoding == codingNames[enc]) {
+		sib.ETag = variantETag(cmpOr(sib.ETag, obj.ETag), enc)
+		return sib, true
+	}
+	if sib != nil {
+		sib.Close()
+	}
+	src := sourceVersion(obj)
+	if h.cfg.Edge == nil || src == "" {
+		return nil, true
+	}
+	if fe == nil {
+		return nil, false
+	}
+	d := fe.PeekDerived(DerivedRequest{Scope: scope, Path: p, Variant: codingNames[enc], SourceETag: src, Tags: rt.Tags, Type: obj.Type})
+	if d == nil {
+		return nil, false
+	}
+	n.hits++
+	d.ETag = variantETag(src, enc)
+	return d, true
+}
+
+// fastHeaderSet is the headers routeHeaders sets for a document: the route's, then
+// the matching header rules', a later value of a name replacing an earlier one.
+type fastHeaderSet struct {
+	kv [][2]string
+	a  [8][2]string
+}
+
+// collect gathers the headers of route rt and site c's rules for doc; false when
+// one of them is a header the Frame writes (see fastFrameOwned).
+func (s *fastHeaderSet) collect(rt *CompiledRoute, c *Compiled, doc string) bool {
+	s.kv = s.a[:0]
+	for _, kv := range rt.headers {
+		s.set(kv)
+	}
+	for _, rule := range c.headers {
+		if rule.match.match(doc) {
+			for _, kv := range rule.set {
+				s.set(kv)
+			}
+		}
+	}
+	for _, kv := range s.kv {
+		for _, name := range fastFrameOwned {
+			if kv[0] == name {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// set sets kv[0] to kv[1].
+func (s *fastHeaderSet) set(kv [2]string) {
+	for i := range s.kv {
+		if s.kv[i][0] == kv[0] {
+			s.kv[i][1] = kv[1]
+			return
+		}
+	}
+	s.kv = append(s.kv, kv)
+}
+
+// contentType returns the Content-Type the set holds, if any.
+func (s *fastHeaderSet) contentType() (string, bool) {
+	for _, kv := range s.kv {
+		if kv[0] == "Content-Type" {
+			return kv[1], true
+		}
+	}
+	return "", false
+}
+
+// write adds the set's headers to w, but Content-Type (see contentType).
+func (s *fastHeaderSet) write(w *httpserve.FastWriter) {
+	for _, kv := range s.kv {
+		if kv[0] != "Content-Type" {
+			w.Add(kv[0], kv[1])
+		}
+	}
+}
