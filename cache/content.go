@@ -9,6 +9,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/internal/openfile"
 	"github.com/maypok86/otter/v2"
 	"github.com/maypok86/otter/v2/stats"
 )
@@ -81,7 +82,7 @@ func NewContent(blobs *blob.Store, cfg ContentConfig) (*Content, error) {
 		},
 		OnAtomicDeletion: func(e otter.DeletionEvent[string, *entry]) {
 			if e.Value != nil && e.Value.f != nil {
-				e.Value.f.dropCacheRef()
+				e.Value.f.DropCacheRef()
 			}
 		},
 		StatsRecorder: c.stats,
@@ -126,7 +127,7 @@ func (c *Content) Open(ctx context.Context, key string, size int64) (r blob.Read
 		return r, false, err
 	}
 	loaded := false
-	var files []*sharedFile // opened by our loads: otter may drop a load and run another
+	var files []*openfile.Shared // opened by our loads: otter may drop a load and run another
 	ck := c.keyPrefix + key
 	e, err := c.c.Get(ctx, ck, otter.LoaderFunc[string, *entry](func(ctx context.Context, _ string) (*entry, error) {
 		loaded = true
@@ -150,21 +151,21 @@ func (c *Content) reader(ctx context.Context, key string, e *entry, hit bool) (b
 	if e.f == nil {
 		return blob.BytesReader(key, e.b), hit, nil
 	}
-	if !e.f.acquire() { // evicted and closed since Get: open it again
+	if !e.f.Acquire() { // evicted and closed since Get: open it again
 		r, err := c.blobs.Open(ctx, key)
 		return r, false, err
 	}
-	return &fileReader{s: e.f, key: key}, hit, nil
+	return &fileReader{Reader: e.f.Reader(), key: key}, hit, nil
 }
 
 // dropUncached lets go of the cache's reference to files our loads opened that the
 // cache does not hold under its key ck: otter drops a load that an invalidation (Forget) raced with,
 // with no deletion event, and may load again.
-func (c *Content) dropUncached(ck string, files []*sharedFile) {
+func (c *Content) dropUncached(ck string, files []*openfile.Shared) {
 	got, ok := c.c.GetEntryQuietly(ck)
 	for _, f := range files {
 		if !ok || got.Value.f != f {
-			f.dropCacheRef()
+			f.DropCacheRef()
 		}
 	}
 }

@@ -188,7 +188,7 @@ func TestForgetDuringLoadClosesFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.Close()
-	if n := r.(*fileReader).s.refs.Load(); n != 1 || openFDs(t, dir)-base != 1 {
+	if n := r.(*fileReader).Shared().Refs(); n != 1 || openFDs(t, dir)-base != 1 {
 		t.Fatalf("a cached file has %d references and %d descriptors after its reader closed, want 1 and 1", n, openFDs(t, dir)-base)
 	}
 }

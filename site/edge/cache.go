@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/internal/openfile"
 	"github.com/coffer/coffer/site"
 )
 
@@ -38,6 +39,10 @@ type Cache struct {
 
 	breakers breakers
 	stats    counters
+	// openFiles counts the entries keeping their file open (entry.fd), up to
+	// maxOpen.
+	openFiles atomic.Int64
+	maxOpen   int64
 }
 
 var _ site.Edge = (*Cache)(nil)
@@ -58,6 +63,7 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 		entries:  map[string]*entry{},
 		scopes:   map[string]*scopeIndex{},
 		inflight: map[string]*flight{},
+		maxOpen:  int64(cfg.maxOpenFiles()),
 		neg:      negatives{m: map[string]negative{}, max: cfg.MaxNegative},
 		breakers: breakers{m: map[string]*breaker{}, failures: cfg.BreakerFailures,
 			base: cfg.BreakerCooldown, max: cfg.BreakerMaxCooldown},
@@ -75,6 +81,9 @@ func New(cfg Config, log *slog.Logger) (*Cache, error) {
 func (c *Cache) Close() error {
 	c.mu.Lock()
 	c.closed = true
+	for _, e := range c.entries {
+		c.closeFile(e)
+	}
 	c.mu.Unlock()
 	c.cancel()
 	c.wg.Wait()
@@ -124,18 +133,56 @@ func (c *Cache) Get(ctx context.Context, req site.EdgeRequest) (*site.Object, er
 
 // open opens e's body for a client. Callers hold c.mu (read or write), so e's
 // file cannot be unlinked between the lookup and the open; once open, it stays
-// readable after an eviction or purge.
+// readable after an eviction or purge. The entry keeps its file open for the
+// next hits (openfile: one descriptor shared by every reader, read at each one's
+// offset and sent with sendfile after the header) while the cache holds fewer than
+// MaxOpenFiles; drop closes it once its last reader is done.
 func (c *Cache) open(e *entry, status site.CacheStatus) (*site.Object, error) {
-	f, err := os.Open(e.file)
+	r, err := c.reader(e)
 	if err != nil {
 		return nil, err
 	}
 	e.visited.Store(true)
 	return &site.Object{
-		Content: f, Size: e.Size, ModTime: e.LastModified, ETag: e.ETag,
+		Content: r, Size: e.Size, ModTime: e.LastModified, ETag: e.ETag,
 		Type: e.Type, Encoding: e.Encoding, Tags: e.Tags,
-		CacheControl: e.CacheControl, Cache: status, Closer: f,
+		CacheControl: e.CacheControl, Cache: status, Closer: r,
 	}, nil
+}
+
+// reader returns a reader of e's body holding a reference to its open file: the
+// one e keeps, or a new one, kept in e if the budget allows. Callers hold c.mu.
+func (c *Cache) reader(e *entry) (*openfile.Reader, error) {
+	if sf := e.fd.Load(); sf != nil && sf.Acquire() {
+		return sf.Reader(), nil
+	}
+	f, err := os.Open(e.file)
+	if err != nil {
+		return nil, err
+	}
+	sf, err := openfile.New(f, e.Size, 0, nil) // one reference: the reader's, or e's
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if c.entries[e.Key] != e { // not in the index: nobody would close a kept file
+		return sf.Reader(), nil
+	}
+	if c.openFiles.Add(1) <= c.maxOpen && e.fd.CompareAndSwap(nil, sf) {
+		sf.Acquire() // the reader's; e holds New's
+		return sf.Reader(), nil
+	}
+	c.openFiles.Add(-1) // over the budget, or another hit kept its file first
+	return sf.Reader(), nil
+}
+
+// closeFile lets go of the open file e keeps, if any: it closes when its last
+// reader is done. Callers hold c.mu for writing (or e is out of the index).
+func (c *Cache) closeFile(e *entry) {
+	if sf := e.fd.Swap(nil); sf != nil {
+		c.openFiles.Add(-1)
+		sf.DropCacheRef()
+	}
 }
 
 func notFound(key string) error {

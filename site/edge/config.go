@@ -2,6 +2,7 @@ package edge
 
 import (
 	"errors"
+	"syscall"
 	"time"
 )
 
@@ -24,6 +25,10 @@ type Config struct {
 	// BreakerMaxCooldown.
 	BreakerCooldown    time.Duration
 	BreakerMaxCooldown time.Duration
+	// MaxOpenFiles bounds the entries that keep their body file open between hits
+	// (0: a quarter of the process's descriptor limit, between 64 and 8,192; the
+	// content cache of /v1 takes up to half).
+	MaxOpenFiles int
 	// Now is the clock (nil: time.Now); tests move it.
 	Now func() time.Time
 }
@@ -49,6 +54,8 @@ func (c Config) Validate() error {
 		return errors.New("edge: MaxBytes must be positive")
 	case c.MaxObjectSize <= 0 || c.MaxObjectSize > c.MaxBytes:
 		return errors.New("edge: MaxObjectSize must be positive and at most MaxBytes")
+	case c.MaxOpenFiles < 0:
+		return errors.New("edge: MaxOpenFiles must not be negative")
 	case c.MaxNegative < 0:
 		return errors.New("edge: MaxNegative must not be negative")
 	case c.BreakerFailures <= 0:
@@ -57,6 +64,18 @@ func (c Config) Validate() error {
 		return errors.New("edge: BreakerCooldown must be positive and at most BreakerMaxCooldown")
 	}
 	return nil
+}
+
+// maxOpenFiles is MaxOpenFiles or its default.
+func (c Config) maxOpenFiles() int {
+	if c.MaxOpenFiles > 0 {
+		return c.MaxOpenFiles
+	}
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
+		return 256
+	}
+	return int(min(max(rl.Cur/4, 64), 8192))
 }
 
 func (c Config) now() time.Time {

@@ -3,6 +3,8 @@ package edge
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/coffer/coffer/internal/openfile"
 )
 
 // meta is an entry's sidecar, written next to its body as JSON so a restart can
@@ -32,6 +34,9 @@ type entry struct {
 	file    string // the body's path
 	name    string // the body's file name in the data directory
 	visited atomic.Bool
+	// fd is the body's file kept open for hits (nil: none yet, or over the
+	// budget); Cache.reader sets it, Cache.drop lets go of it.
+	fd atomic.Pointer[openfile.Shared]
 	// SIEVE's list: prev is toward the head (newer), next toward the tail.
 	prev, next *entry
 }

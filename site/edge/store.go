@@ -58,6 +58,7 @@ func (c *Cache) drop(e *entry) {
 	}
 	c.order.remove(e)
 	c.used -= e.Size
+	c.closeFile(e)
 	os.Remove(e.file + ".meta")
 	os.Remove(e.file)
 }
