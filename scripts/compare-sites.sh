@@ -6,7 +6,7 @@
 # assets, then pause 1 s, along shortened reference stages.
 #
 #   scripts/compare-sites.sh                 # environment knobs below
-#   ROUNDS=3 STAGES=10@10s,0@5s,40@20s,40@10s,0@5s,3000@30s,0@10s FRONTS=nginx,coffer \
+#   ROUNDS=3 STAGES=10@10s,0@5s,40@20s,40@10s,0@5s,3000@30s,0@10s FRONTS=nginx,coffer,coffer+GOMAXPROCS=1 \
 #     COFFER_ARGS='--debug-listen 6060' COFFER_ENV='GOMEMLIMIT=160MiB' COFFER_BIN=/tmp/coffer \
 #     EDGE_CACHE_SIZE=2147483648 OUT=/tmp/compare-sites.md scripts/compare-sites.sh
 #
@@ -19,7 +19,9 @@
 #             encoding asked for from the precompressed siblings. Its access log counts
 #             the fetches each front makes (the hit ratio below).
 #   nginx     proxy_cache as a competent operator sets it up (see front_nginx_conf).
-#   coffer    `coffer serve` with one site, host spa.test, route /* to the upstream
+#   coffer    (and coffer+KEY=VALUE: the same with KEY=VALUE in its environment, e.g.
+#             coffer+GOMAXPROCS=1, each its own process, data and cache)
+#             `coffer serve` with one site, host spa.test, route /* to the upstream
 #             (`coffer admin sites create`), SPA fallback /index.html, the edge cache of
 #             EDGE_CACHE_SIZE bytes, its audit log on (the default); loopback
 #             origins allowed (--webhook-allow-networks 127.0.0.0/8: the SSRF guard
@@ -193,18 +195,19 @@ start_nginx_front() {
   wait_port "$p"
 }
 
-# start_coffer_front: coffer serve with an empty data directory and the site created
-# through the admin CLI; fails when this build has no sites.
+# start_coffer_front NAME [ENV]: coffer serve with an empty data directory and the site
+# created through the admin CLI, as front NAME, with the extra environment ENV
+# (KEY=VALUE) besides COFFER_ENV; fails when this build has no sites.
 start_coffer_front() {
   "$work/coffer" admin sites create --help 2>&1 | grep -q -e '--file' || { echo "this coffer has no 'admin sites create --file'" >&2; return 1; }
   "$work/coffer" serve --help 2>&1 | grep -q -e '--edge-cache-size' || { echo "this coffer has no 'serve --edge-cache-size'" >&2; return 1; }
-  local p; p=$(port)
-  env ${COFFER_ENV:-} "$work/coffer" serve --listen "127.0.0.1:$p" --data-dir "$work/coffer-data" --admin-secret s \
+  local name=$1 extra=${2:-} p; p=$(port)
+  env ${COFFER_ENV:-} $extra "$work/coffer" serve --listen "127.0.0.1:$p" --data-dir "$work/data-$p" --admin-secret s \
     --edge-cache-size "$edge_size" --log-level warn \
-    --webhook-allow-networks 127.0.0.0/8 ${COFFER_ARGS:-} >"$work/coffer.log" 2>&1 &
-  pid[coffer]=$! url[coffer]=http://127.0.0.1:$p/
+    --webhook-allow-networks 127.0.0.0/8 ${COFFER_ARGS:-} >"$work/coffer-$p.log" 2>&1 &
+  pid[$name]=$! url[$name]=http://127.0.0.1:$p/
   pids+=($!)
-  wait_port "$p" || { cat "$work/coffer.log" >&2; return 1; }
+  wait_port "$p" || { cat "$work/coffer-$p.log" >&2; return 1; }
   cat >"$work/site.json" <<JSON
 {"id": "spa", "hosts": ["$host"],
  "routes": [{"path": "/*", "target": {"http": {"url": "http://127.0.0.1:$op/"}}, "fallback": "/index.html"}]}
@@ -218,8 +221,10 @@ active=()
 for f in "${want[@]}"; do
   case $f in
     nginx) start_nginx_front; active+=(nginx) ;;
-    coffer) if start_coffer_front; then active+=(coffer); else echo "compare-sites: coffer side NOT RUN (see above)" >&2; fi ;;
-    *) echo "compare-sites: unknown front $f" >&2; exit 2 ;;
+    coffer | coffer+*=*)
+      extra=; [ "$f" = coffer ] || extra=${f#coffer+}
+      if start_coffer_front "$f" "$extra"; then active+=("$f"); else echo "compare-sites: $f NOT RUN (see above)" >&2; fi ;;
+    *) echo "compare-sites: unknown front $f (nginx, coffer or coffer+KEY=VALUE)" >&2; exit 2 ;;
   esac
 done
 [ "${#active[@]}" -gt 0 ] || exit 1

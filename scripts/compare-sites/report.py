@@ -90,14 +90,15 @@ def table(path, stages, rounds, notes):
             out.append("| %s | %s | %d | " % (phase, f, len(rs)) + " | ".join(fmt(fm, m[c]) for c, _, fm in COLS) + " |")
     out.append("")
     for phase in ("cold", "warm"):
-        a, b = meds.get((phase, "nginx")), meds.get((phase, "coffer"))
-        if not a or not b:
-            continue
-        ratio = lambda c: "%.2fx" % (b[c] / a[c]) if a[c] else "-"
-        out.append("%s, coffer/nginx: bytes/s %s (target >= 1.0), req/s %s, p99 %s (target <= 1.0), CPU/req %s, peak RSS %s "
-                   "(coffer %.1f MB; target <= 200 MB at 3,000 users); errors coffer %d, nginx %d (target 0)"
-                   % (phase, ratio("bytes/s"), ratio("req/s"), ratio("p99 ms"), ratio("CPU µs/req"), ratio("peak RSS MB"),
-                      b["peak RSS MB"], b["errors"] + b["timeouts"], a["errors"] + a["timeouts"]))
+        for f in fronts:
+            a, b = meds.get((phase, "nginx")), meds.get((phase, f))
+            if f == "nginx" or not a or not b:
+                continue
+            ratio = lambda c: "%.2fx" % (b[c] / a[c]) if a[c] else "-"
+            out.append("%s, %s/nginx: bytes/s %s (target >= 1.0), req/s %s, p99 %s (target <= 1.0), CPU/req %s, peak RSS %s "
+                       "(%s %.1f MB; target <= 200 MB at 3,000 users); errors %s %d, nginx %d (target 0)"
+                       % (phase, f, ratio("bytes/s"), ratio("req/s"), ratio("p99 ms"), ratio("CPU µs/req"), ratio("peak RSS MB"),
+                          f, b["peak RSS MB"], f, b["errors"] + b["timeouts"], a["errors"] + a["timeouts"]))
     caches = [(r["phase"], r["round"], r["cache"]) for r in rows if r["front"] == "nginx"]
     if caches:
         out.append("")
