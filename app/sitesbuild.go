@@ -115,7 +115,7 @@ func (st *sites) buildHandler() {
 	if h.Metrics != nil {
 		st.frame.Begin = h.Metrics.Begin
 	}
-	hcfg := site.HandlerConfig{Edge: st.edge, Log: st.log}
+	hcfg := site.HandlerConfig{Edge: st.edge, Log: st.log, AllowWrite: st.frame.AllowWrite}
 	if st.audit != nil {
 		hcfg.Audit = st.audit.Write
 	}

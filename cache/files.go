@@ -19,7 +19,8 @@ const sendfileMin = 16 << 10
 // openFileBudget is the default bound on open cached files: half the process's
 // descriptor limit (Go raises the soft limit to the hard one at start, so this is
 // what the process may really open), between 256 and 16,384, leaving the other half
-// for connections, blobs being written and the stores.
+// for connections, blobs being written, the stores and the sites' edge cache (which
+// keeps up to an eighth: site/edge Config.MaxOpenFiles).
 func openFileBudget() int64 {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {

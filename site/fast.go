@@ -35,7 +35,7 @@ var fastFrameOwned = [...]string{"X-Request-Id", "X-Content-Type-Options", "Serv
 // request negotiates when that coding is at hand too (the object's own, a
 // precompressed sibling found or known missing, a compressed copy the cache
 // holds). The answer is Serve's, header for header and in the stats and audit
-// log (TestServeFastAnswersAsServe); it is sent with f's SendFast (metrics,
+// log (TestSitesFastPath in internal/e2e); it is sent with f's SendFast (metrics,
 // access log, write timeout) under the route "site". Redirects, fallbacks, 404s,
 // misses, stale copies and errors are Serve's.
 func (h *Handler) ServeFast(f *httpserve.Frame, st *httpserve.FastState, fr *httpserve.FastRequest, w *httpserve.FastWriter, req Request) bool {
@@ -66,7 +66,7 @@ func (h *Handler) ServeFast(f *httpserve.Frame, st *httpserve.FastState, fr *htt
 	if !hasType {
 		ctype, hasType = obj.Type, obj.Type != ""
 	}
-	if obj.Size < 0 || !hasType { // unknown size: copyBody; no type: ServeContent sniffs
+	if obj.Size < 0 || !hasType { // unknown size: copyBody answers; no type at all: ServeContent sniffs
 		return false
 	}
 	body, etag, coding, vary := obj, obj.ETag, obj.Encoding, false
@@ -162,8 +162,13 @@ const (
 // CountPeeks once it is served.
 type peekCount struct{ hits, negatives int }
 
-// peek is open without side effects: a bucket's file through Buckets (reads and
-// caches), an upstream object only from the edge cache's fresh copies (Peek).
+// peek is open without side effects on what is served: an upstream object only
+// from the edge cache's fresh copies (Peek: nothing started, nothing counted), a
+// bucket's file through Buckets as Serve opens it (reads, which may fill the name
+// and content caches and count in their hit ratios). When the fast path then
+// declines a bucket file (no type, a sibling that fails, a compressed copy not
+// made yet), Serve opens it again: two reads of the caches, once per request for
+// as long as no copy can be made (a compressible file over --edge-max-object).
 func (h *Handler) peek(ctx context.Context, fe FastEdge, buckets Buckets, scope string, rt *CompiledRoute, p, key string, n *peekCount) (*Object, peekState) {
 	if rt.Route.Target.Bucket != nil {
 		obj, err := h.open(ctx, buckets, scope, rt, p, key)

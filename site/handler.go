@@ -31,6 +31,11 @@ type HandlerConfig struct {
 	// MinCompressSize is the smallest size compressed (0: DefaultMinCompressSize;
 	// negative: never compress).
 	MinCompressSize int64
+	// AllowWrite, when set, is told the size of a body about to be sent, to give
+	// its write the time that size needs (httpserve.Frame.AllowWrite: the write
+	// timeout plus the size at the minimum write rate, as the fast path's SendFast
+	// allows).
+	AllowWrite func(w http.ResponseWriter, r *http.Request, size int64)
 }
 
 // Handler serves sites' requests. Safe for concurrent use.

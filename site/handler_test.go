@@ -449,3 +449,24 @@ func TestServeAudit(t *testing.T) {
 		t.Errorf("audit false: %d records", len(off.records))
 	}
 }
+
+// TestServeAllowsWriteTime: a body about to be sent is announced to AllowWrite with
+// its size (the time a slow client gets, as the fast path gives it); a HEAD is not.
+func TestServeAllowsWriteTime(t *testing.T) {
+	x := newHarness(t, testSiteDoc)
+	var mu sync.Mutex
+	var sizes []int64
+	x.h.cfg.AllowWrite = func(_ http.ResponseWriter, _ *http.Request, size int64) {
+		mu.Lock()
+		sizes = append(sizes, size)
+		mu.Unlock()
+	}
+	x.do(t, "GET", "/img.png")
+	x.do(t, "HEAD", "/img.png")
+	x.do(t, "GET", "/missing.png") // the site's 404 page, 13 bytes
+	mu.Lock()
+	defer mu.Unlock()
+	if fmt.Sprint(sizes) != "[4096 13]" {
+		t.Fatalf("AllowWrite told %v, want [4096 13]", sizes)
+	}
+}

@@ -66,6 +66,7 @@ func (x *exchange) respond(rt *CompiledRoute, doc, p, key string, obj *Object, s
 			h.Set("Content-Length", strconv.FormatInt(obj.Size, 10))
 		}
 		httpserve.ApplyRange(x.r, obj.Size, maxRanges)
+		x.allowWrite(obj.Size)
 		http.ServeContent(x.w, x.r, doc, obj.ModTime, obj.Content)
 		return
 	}
@@ -154,6 +155,7 @@ func (x *exchange) copyBody(obj *Object, status int) {
 	h := x.w.Header()
 	if obj.Size >= 0 {
 		h.Set("Content-Length", strconv.FormatInt(obj.Size, 10))
+		x.allowWrite(obj.Size)
 	}
 	if !obj.ModTime.IsZero() {
 		h.Set("Last-Modified", obj.ModTime.UTC().Format(http.TimeFormat))
@@ -164,6 +166,13 @@ func (x *exchange) copyBody(obj *Object, status int) {
 	}
 	if _, err := io.Copy(x.w, obj.Content); err != nil && x.r.Context().Err() == nil {
 		x.h.cfg.Log.Warn("site: body cut off", "scope", x.req.Site.Scope, "path", x.path, "err", err)
+	}
+}
+
+// allowWrite gives the answer's body of size bytes its write time (HandlerConfig.AllowWrite).
+func (x *exchange) allowWrite(size int64) {
+	if x.h.cfg.AllowWrite != nil && x.r.Method != http.MethodHead {
+		x.h.cfg.AllowWrite(x.w, x.r, size)
 	}
 }
 

@@ -253,8 +253,7 @@ func sendStep(sfd, ffd int, held []byte, off *int64, n, sent int64) ([]byte, int
 		held = held[max(m, 0):]
 	}
 	for sent < n {
-		want := int(min(n-sent, 1<<30))
-		m, err := syscall.Sendfile(sfd, ffd, off, want)
+		m, err := syscall.Sendfile(sfd, ffd, off, int(min(n-sent, 1<<30)))
 		sent += int64(max(m, 0))
 		switch {
 		case err == syscall.EAGAIN:
@@ -263,13 +262,6 @@ func sendStep(sfd, ffd int, held []byte, off *int64, n, sent int64) ([]byte, int
 			return held, sent, true, err
 		case err == nil && m == 0:
 			return held, sent, true, io.ErrUnexpectedEOF
-		case err == nil && m < want && sent < n:
-			// A short send filled the socket's buffer (the kernel marked it so, and
-			// signals the edge when room frees): wait for it, as nginx does, rather
-			// than ask again at once for an EAGAIN. Under many connections that
-			// extra call came after nearly every send (strace, 3,000 connections:
-			// 3.9 EAGAINs per response against nginx's 0.9).
-			return held, sent, false, nil
 		}
 	}
 	return held, sent, true, nil

@@ -165,7 +165,7 @@ func (c *Cache) reader(e *entry) (*openfile.Reader, error) {
 		f.Close()
 		return nil, err
 	}
-	if c.entries[e.Key] != e { // not in the index: nobody would close a kept file
+	if c.closed || c.entries[e.Key] != e { // closed, or out of the index: nobody would close a kept file
 		return sf.Reader(), nil
 	}
 	if c.openFiles.Add(1) <= c.maxOpen && e.fd.CompareAndSwap(nil, sf) {

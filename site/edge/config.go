@@ -26,8 +26,9 @@ type Config struct {
 	BreakerCooldown    time.Duration
 	BreakerMaxCooldown time.Duration
 	// MaxOpenFiles bounds the entries that keep their body file open between hits
-	// (0: a quarter of the process's descriptor limit, between 64 and 8,192; the
-	// content cache of /v1 takes up to half).
+	// (0: an eighth of the process's descriptor limit, between 64 and 8,192; the
+	// content cache of /v1 keeps up to half, which leaves at least three eighths to
+	// connections, uploads and the stores).
 	MaxOpenFiles int
 	// Now is the clock (nil: time.Now); tests move it.
 	Now func() time.Time
@@ -75,7 +76,7 @@ func (c Config) maxOpenFiles() int {
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
 		return 256
 	}
-	return int(min(max(rl.Cur/4, 64), 8192))
+	return int(min(max(rl.Cur/8, 64), 8192))
 }
 
 func (c Config) now() time.Time {
