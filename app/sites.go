@@ -180,11 +180,10 @@ func (f siteFront) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter
 func (st *sites) serveFast(e *siteEntry, host string, req *httpserve.FastRequest, w *httpserve.FastWriter) bool {
 	svc := st.s.svc
 	if e.tenant != coffer.DefaultTenantID && st.s.tenancy != nil {
-		g := (*st.s.tenancy.graphs.Load())[e.tenant]
-		if g == nil || servedState(g.tenant) != nil || g.limit != nil || g.bw != nil {
+		g := st.s.tenancy.fastGraph(e.tenant, req.Start)
+		if g == nil {
 			return false
 		}
-		g.touch(req.Start.Unix())
 		svc = g.svc
 	}
 	fs := st.frame.BeginFast(req)

@@ -300,11 +300,10 @@ func (rt tenantRouter) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWr
 	}
 	router := rt.tn.def
 	if res.TenantID != coffer.DefaultTenantID {
-		g := (*rt.tn.graphs.Load())[res.TenantID]
-		if g == nil || servedState(g.tenant) != nil || g.limit != nil || g.bw != nil { // limits apply on net/http's path
+		g := rt.tn.fastGraph(res.TenantID, req.Start)
+		if g == nil {
 			return false
 		}
-		g.touch(req.Start.Unix())
 		router = g.router
 	}
 	if !router.ServeFast(req, w) {
@@ -314,6 +313,18 @@ func (rt tenantRouter) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWr
 	counts.requests.Add(1)
 	counts.bytes.Add(w.Bytes)
 	return true
+}
+
+// fastGraph returns tenant id's graph for a fast-path answer, touched at now: nil
+// (net/http answers) when it is not built yet, when the tenant is not served, or
+// when it has request or bandwidth limits, which apply on net/http's path.
+func (tn *tenancy) fastGraph(id string, now time.Time) *tenantGraph {
+	g := (*tn.graphs.Load())[id]
+	if g == nil || servedState(g.tenant) != nil || g.limit != nil || g.bw != nil {
+		return nil
+	}
+	g.touch(now.Unix())
+	return g
 }
 
 // run keeps the tenants current until ctx ends: it reloads the tenant table every

@@ -111,23 +111,15 @@ func (c *Cache) Get(ctx context.Context, req site.EdgeRequest) (*site.Object, er
 	if req.NoStore {
 		return c.direct(ctx, req)
 	}
-	key := entryKey(req.Scope, req.Origin.ID(), req.Key)
-	now := c.cfg.now()
-	c.mu.RLock()
-	if e := c.entries[key]; e != nil && e.fresh(now) {
-		obj, err := c.open(e, site.CacheHit)
-		c.mu.RUnlock()
-		if err == nil {
-			c.stats.hits.Add(1)
-			return obj, nil
-		}
-	} else if c.neg.has(key, now) {
-		c.mu.RUnlock()
+	switch obj, missing := c.Peek(req); {
+	case obj != nil:
+		c.stats.hits.Add(1)
+		return obj, nil
+	case missing:
 		c.stats.negativeHits.Add(1)
 		return nil, notFound(req.Key)
-	} else {
-		c.mu.RUnlock()
 	}
+	key := entryKey(req.Scope, req.Origin.ID(), req.Key)
 	return c.slow(ctx, req, key, 0)
 }
 

@@ -11,7 +11,7 @@ var _ site.FastEdge = (*Cache)(nil)
 // known not to have the key (a negative entry still valid). Anything else — no
 // copy, a stale one, a fill in progress — is (nil, false): only Get can answer
 // it. Peek starts nothing, so a caller that then gives up has changed nothing
-// but the entry's SIEVE bit (it was read).
+// but the entry's SIEVE bit (it was read). Get answers its hits through Peek.
 func (c *Cache) Peek(req site.EdgeRequest) (obj *site.Object, missing bool) {
 	if req.Origin == nil || req.Key == "" || req.NoStore {
 		return nil, false
@@ -20,10 +20,7 @@ func (c *Cache) Peek(req site.EdgeRequest) (obj *site.Object, missing bool) {
 	now := c.cfg.now()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if e := c.entries[key]; e != nil {
-		if !e.fresh(now) {
-			return nil, false
-		}
+	if e := c.entries[key]; e != nil && e.fresh(now) {
 		obj, err := c.open(e, site.CacheHit)
 		if err != nil {
 			return nil, false
