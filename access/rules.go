@@ -7,6 +7,7 @@ import (
 	"io"
 	"path"
 	"strings"
+	"sync"
 
 	"github.com/coffer/coffer"
 	"gopkg.in/yaml.v3"
@@ -57,6 +58,8 @@ type rule struct {
 type RuleSet struct {
 	rules []rule
 	doc   json.RawMessage
+	// writable memoizes Writable by bucket id (the rules never change).
+	writable sync.Map
 }
 
 // Empty is the rule set with no rules: only admins and public-bucket readers get in.
@@ -129,6 +132,26 @@ func (rs *RuleSet) Grants(role string, a Action) bool {
 		}
 	}
 	return false
+}
+
+// Writable reports whether a role of the rules may write files in bucket: whether
+// the rule that decides for some role on bucket grants it upload or replace. Every
+// role counts, "admin" included (its rules decide only when a JWT of the admin role
+// is not an admin): false means only the admin writes the bucket. Sites serve the
+// files of a writable bucket as the content of any of those roles' users.
+func (rs *RuleSet) Writable(bucket string) bool {
+	if v, ok := rs.writable.Load(bucket); ok {
+		return v.(bool)
+	}
+	w := false
+	for i := range rs.rules {
+		if r := rs.match(rs.rules[i].role, bucket); r == &rs.rules[i] && (r.perms[Upload] != nil || r.perms[Replace] != nil) {
+			w = true
+			break
+		}
+	}
+	rs.writable.Store(bucket, w)
+	return w
 }
 
 func matchBucket(patterns []string, bucket string) bool {
