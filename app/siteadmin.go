@@ -34,7 +34,8 @@ func (a siteAdmin) store() (meta.Sites, error) {
 	return s, nil
 }
 
-// prepare parses doc, keeps old's secrets where the update omits them, checks that
+// prepare parses doc, keeps old's secrets where the update omits them (old is nil
+// for a new site), checks that
 // it compiles (origins included) and that its hosts are not tenants' hosts, and
 // seals its secrets: the document to store.
 func (a siteAdmin) prepare(doc []byte, old *site.Site) (*site.Site, []byte, error) {
@@ -42,8 +43,8 @@ func (a siteAdmin) prepare(doc []byte, old *site.Site) (*site.Site, []byte, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	if old != nil {
-		s.KeepSecrets(old)
+	if err := s.KeepSecrets(old); err != nil {
+		return nil, nil, err
 	}
 	if hasSecrets(s) && a.st.sealer == nil {
 		return nil, nil, coffer.Errorf(coffer.EINVALID, "site secrets (s3.secretAccessKey, purgeWebhooks.secret) need the server's --tenant-key to be sealed")

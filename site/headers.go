@@ -82,6 +82,20 @@ func requestHeaderRefused(name string) string {
 	return ""
 }
 
+// validHeaderNames checks the header names of an origin's HeadersSet: at most
+// maxHeaders tokens an origin may send.
+func validHeaderNames(at string, names []string) error {
+	if len(names) > maxHeaders {
+		return invalid(at, "at most %d headers", maxHeaders)
+	}
+	for i, k := range names {
+		if !validToken(k) || requestHeaderRefused(http.CanonicalHeaderKey(k)) != "" {
+			return invalid(fmt.Sprintf("%s[%d]", at, i), "%q is not a header the origin may be sent", k)
+		}
+	}
+	return nil
+}
+
 // validHeaders checks header names (tokens, none refused says why) and values (no
 // CR, LF, NUL or other control characters but tab).
 func validHeaders(at string, h map[string]string, refused func(string) string) error {

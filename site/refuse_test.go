@@ -52,3 +52,63 @@ func TestParseRefusesProxyControl(t *testing.T) {
 		}
 	}
 }
+
+// TestOriginHeadersWriteOnly: an HTTP origin's headers leave answers as names in
+// headersSet; an update naming them keeps their stored values for the same URL,
+// one not naming them drops them, and a name with nothing stored is refused.
+func TestOriginHeadersWriteOnly(t *testing.T) {
+	origin := func(url, extra string) string {
+		return withRoute(`{"path":"/*","target":{"http":{"url":"` + url + `"` + extra + `}}}`)
+	}
+	stored, err := Parse([]byte(origin("http://o.test/", `,"headers":{"Authorization":"Bearer sekrit","X-Tenant":"t"}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	answer, _ := json.Marshal(stored.Redacted())
+	if strings.Contains(string(answer), "sekrit") || !strings.Contains(string(answer), `"headersSet":["Authorization","X-Tenant"]`) {
+		t.Fatalf("answer %s", answer)
+	}
+	if stored.Routes[0].Target.HTTP.Headers["Authorization"] != "Bearer sekrit" {
+		t.Fatal("Redacted changed the original")
+	}
+	// The answer sent back as an update keeps both.
+	upd, err := Parse(answer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := upd.KeepSecrets(stored); err != nil {
+		t.Fatal(err)
+	}
+	if h := upd.Routes[0].Target.HTTP; h.Headers["Authorization"] != "Bearer sekrit" || h.Headers["X-Tenant"] != "t" || h.HeadersSet != nil {
+		t.Errorf("round trip: %+v", h)
+	}
+	for _, c := range []struct {
+		doc  string
+		want map[string]string // nil: refused
+	}{
+		{origin("http://o.test/", `,"headersSet":["authorization"],"headers":{"X-Tenant":"u"}`),
+			map[string]string{"Authorization": "Bearer sekrit", "X-Tenant": "u"}},
+		{origin("http://o.test/", ``), map[string]string{}},
+		{origin("http://o.test/", `,"headersSet":["X-Other"]`), nil},
+		{origin("http://elsewhere.test/", `,"headersSet":["Authorization"]`), nil},
+	} {
+		upd, err := Parse([]byte(c.doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = upd.KeepSecrets(stored)
+		if c.want == nil {
+			if coffer.ErrorCode(err) != coffer.EINVALID || coffer.ErrorField(err) != "routes[0].target.http.headersSet[0]" {
+				t.Errorf("%s: %v, want EINVALID naming headersSet[0]", c.doc, err)
+			}
+			continue
+		}
+		if h := upd.Routes[0].Target.HTTP.Headers; err != nil || len(h) != len(c.want) || h["Authorization"] != c.want["Authorization"] || h["X-Tenant"] != c.want["X-Tenant"] {
+			t.Errorf("%s: %v %v, want %v", c.doc, h, err, c.want)
+		}
+	}
+	fresh, _ := Parse([]byte(origin("http://o.test/", `,"headersSet":["Authorization"]`)))
+	if err := fresh.KeepSecrets(nil); coffer.ErrorCode(err) != coffer.EINVALID {
+		t.Errorf("a new site naming headers to keep: %v, want EINVALID", err)
+	}
+}

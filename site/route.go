@@ -75,6 +75,9 @@ func (o *HTTPOrigin) validate(at string) error {
 	if err := validHeaders(at+".headers", o.Headers, requestHeaderRefused); err != nil {
 		return err
 	}
+	if err := validHeaderNames(at+".headersSet", o.HeadersSet); err != nil {
+		return err
+	}
 	return validDuration(at+".timeout", o.Timeout, maxTimeout)
 }
 
