@@ -39,6 +39,7 @@ func DialSilent(addr, from string) (*Silent, error) {
 		io.Copy(io.Discard, c)
 		s.closedAt = time.Now()
 		close(s.closed)
+		c.Close() // a flood's descriptors do not pile up
 	}()
 	return s, nil
 }
