@@ -5,9 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"strings"
-	"sync"
+	"sync/atomic"
 
 	"github.com/coffer/coffer"
 	"gopkg.in/yaml.v3"
@@ -58,8 +59,9 @@ type rule struct {
 type RuleSet struct {
 	rules []rule
 	doc   json.RawMessage
-	// writable memoizes Writable by bucket id (the rules never change).
-	writable sync.Map
+	// writable memoizes Writable by bucket id (the rules never change): a map
+	// replaced, never changed, so a hit reads it without a lock or an allocation.
+	writable atomic.Pointer[map[string]bool]
 }
 
 // Empty is the rule set with no rules: only admins and public-bucket readers get in.
@@ -140,8 +142,11 @@ func (rs *RuleSet) Grants(role string, a Action) bool {
 // is not an admin): false means only the admin writes the bucket. Sites serve the
 // files of a writable bucket as the content of any of those roles' users.
 func (rs *RuleSet) Writable(bucket string) bool {
-	if v, ok := rs.writable.Load(bucket); ok {
-		return v.(bool)
+	old := rs.writable.Load()
+	if old != nil {
+		if w, ok := (*old)[bucket]; ok {
+			return w
+		}
 	}
 	w := false
 	for i := range rs.rules {
@@ -150,7 +155,12 @@ func (rs *RuleSet) Writable(bucket string) bool {
 			break
 		}
 	}
-	rs.writable.Store(bucket, w)
+	m := make(map[string]bool, 1)
+	if old != nil {
+		m = maps.Clone(*old)
+	}
+	m[bucket] = w
+	rs.writable.CompareAndSwap(old, &m) // a lost race leaves the other's map; the next miss adds this one
 	return w
 }
 

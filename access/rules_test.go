@@ -224,4 +224,7 @@ rules:
 	if Empty().Writable("site") {
 		t.Error("no rules: writable")
 	}
+	if n := testing.AllocsPerRun(100, func() { rs.Writable("pub-a") }); n != 0 {
+		t.Errorf("a remembered answer allocates %v times", n)
+	}
 }
