@@ -173,9 +173,9 @@ func (r *CompiledRoute) sibling(obj, sib *Object, enc encoding) bool {
 	return r.trusted || !obj.Shared && !sib.Shared || sib.Uploader != "" && sib.Uploader == obj.Uploader
 }
 
-// sandboxed reports whether the answer with obj as Content-Type ct gets
-// coffer.SandboxCSP: a file of a bucket roles other than the admin may write,
-// of a type that is not passive, unless the route's bucket is trusted.
+// sandboxed reports whether the answer of obj, sent as Content-Type ct, gets
+// coffer.SandboxCSP: a file of a bucket roles other than the admin may write, of
+// a type that is not passive, unless the route's bucket is trusted.
 func (r *CompiledRoute) sandboxed(obj *Object, ct string) bool {
 	return obj.Shared && !r.trusted && !coffer.PassiveType(ct)
 }
