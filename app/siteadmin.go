@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"slices"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/meta"
@@ -77,19 +76,6 @@ func hasSecrets(s *site.Site) bool {
 		}
 	}
 	return false
-}
-
-// checkHosts refuses a host the default tenant answers on (--default-tenant-hosts).
-// The store refuses other tenants' hosts and other sites'.
-func (a siteAdmin) checkHosts(hosts []string) error {
-	if tn := a.st.s.tenancy; tn != nil {
-		for _, h := range hosts {
-			if slices.Contains(tn.defaultHosts(), h) {
-				return coffer.Errorf(coffer.ECONFLICT, "host %q is the default tenant's (--default-tenant-hosts)", h)
-			}
-		}
-	}
-	return nil
 }
 
 // answer is the redacted JSON of a stored site.
