@@ -16,7 +16,7 @@ import (
 // served on the new host: not its bytes, not its metadata, not its public bucket.
 func TestTenantRecreatedStartsEmpty(t *testing.T) {
 	c := tenantTestConfig(t)
-	m, base := startServer(t, c)
+	m, base := startMain(t, c)
 	ctx := context.Background()
 	const oldSecret, newSecret = "old-admin-secret-0123", "new-admin-secret-0123"
 	const content = "the old customer's bytes"
