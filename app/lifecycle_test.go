@@ -38,6 +38,10 @@ func TestTenantRecreatedStartsEmpty(t *testing.T) {
 	if err := admin.Delete(ctx, "x"); err != nil {
 		t.Fatal(err)
 	}
+	lagging, err := m.tenancy.reg.GetTenant(ctx, "x") // the row as a node that missed the rest last read it
+	if err != nil {
+		t.Fatal(err)
+	}
 	recreate := func() error {
 		_, err := admin.Create(ctx, &coffer.Tenant{ID: "x", Hosts: []string{"new.test"},
 			Settings: []byte(`{"adminSecrets":["` + newSecret + `"]}`)})
@@ -82,5 +86,18 @@ func TestTenantRecreatedStartsEmpty(t *testing.T) {
 	}
 	if st, body := do(t, base, "new.test", "GET", "/v1/buckets/default/files", "", "X-Hasura-Admin-Secret", newSecret); st != http.StatusOK || strings.Contains(body, id) {
 		t.Errorf("the new tenant's files: %d %s", st, body)
+	}
+
+	// A purge step of the old tenant that outlived it (a node whose tenant table is
+	// stale) removes nothing of the new one.
+	newID := uploadVia(t, base, "new.test", newSecret, "the new customer's bytes")
+	for range 3 {
+		_ = m.tenancy.purgeStep(ctx, lagging)
+	}
+	if st, body := do(t, base, "new.test", "GET", "/v1/files/"+newID, "", "X-Hasura-Admin-Secret", newSecret); st != http.StatusOK || body != "the new customer's bytes" {
+		t.Errorf("the new tenant's file after a stale purge step: %d %q", st, body)
+	}
+	if _, err := m.tenancy.reg.GetTenant(ctx, "x"); err != nil {
+		t.Errorf("the new tenant after a stale purge step: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -440,10 +441,10 @@ func (tn *tenancy) purgeDeleted(ctx context.Context) {
 	}
 }
 
-// purgeStep empties t's blob store, then removes one batch of its rows (and the blobs
-// they name, written since). The blobs go while t's row is still there, so never
-// after a new tenant has taken its id (CreateTenant refuses an id being deleted): a
-// purge can never remove the blobs of the id's next tenant.
+// purgeStep removes a batch of t's blobs, or once its blob store is empty, a batch
+// of its rows (and the blobs they name, written since). The blobs go while t's row
+// is still there, so never after a new tenant has taken its id (CreateTenant refuses
+// an id being deleted): a purge cannot remove the blobs of the id's next tenant.
 func (tn *tenancy) purgeStep(ctx context.Context, t *coffer.Tenant) error {
 	cfg, err := tn.settings(t)
 	if err != nil {
@@ -454,8 +455,7 @@ func (tn *tenancy) purgeStep(ctx context.Context, t *coffer.Tenant) error {
 		return err
 	}
 	defer blobs.Close()
-	swept, err := tn.sweepDeleted(ctx, t, blobs)
-	if err != nil {
+	if more, err := tn.sweepDeleted(ctx, t, blobs); err != nil || more {
 		return err
 	}
 	keys, done, err := tn.reg.PurgeTenant(ctx, t.ID, purgeBatch)
@@ -470,33 +470,39 @@ func (tn *tenancy) purgeStep(ctx context.Context, t *coffer.Tenant) error {
 	if !done {
 		return nil
 	}
-	tn.s.log.Info("tenant deleted", "tenant", t.ID, "blobs_removed_last_step", swept)
+	tn.s.log.Info("tenant deleted", "tenant", t.ID)
 	tn.dropEverywhere(ctx, t.ID)
 	return tn.reload(ctx)
 }
 
-// sweepDeleted deletes every blob in the store of t, a tenant being deleted (image
-// variants and orphans included, which no row names), and returns how many. It
-// lists first and deletes only if t's row is still there afterwards: every key
-// listed is then t's, not a later tenant's of the same id.
-func (tn *tenancy) sweepDeleted(ctx context.Context, t *coffer.Tenant, blobs *blob.Store) (int, error) {
+// errBatchListed stops sweepDeleted's listing at a full batch.
+var errBatchListed = errors.New("a batch listed")
+
+// sweepDeleted deletes up to purgeBatch blobs from the store of t, a tenant being
+// deleted (every blob: those of its rows, image variants, orphans), and reports
+// whether more may be left. It lists first and deletes only if t's row is still
+// there afterwards: every key listed is then t's, not a later tenant's of its id.
+func (tn *tenancy) sweepDeleted(ctx context.Context, t *coffer.Tenant, blobs *blob.Store) (more bool, err error) {
 	var keys []string
-	if err := blobs.List(ctx, "", func(a blob.Attrs) error { keys = append(keys, a.Key); return nil }); err != nil {
-		return 0, err
-	}
-	if len(keys) == 0 {
-		return 0, nil
+	err = blobs.List(ctx, "", func(a blob.Attrs) error {
+		if keys = append(keys, a.Key); len(keys) == purgeBatch {
+			return errBatchListed
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errBatchListed) || len(keys) == 0 {
+		return false, err
 	}
 	cur, err := tn.reg.GetTenant(ctx, t.ID)
 	if err != nil || !cur.CreatedAt.Equal(t.CreatedAt) || cur.State != coffer.TenantDeleting {
-		return 0, err // gone (purged by another node) or another tenant's now: not ours to sweep
+		return false, err // gone (purged by another node) or another tenant's now: not ours to sweep
 	}
 	for _, k := range keys {
 		if err := blobs.Delete(ctx, k); err != nil {
-			return 0, err
+			return false, err
 		}
 	}
-	return len(keys), nil
+	return len(keys) == purgeBatch, nil
 }
 
 // refusalDelay is how long a refused request waits before its 429 (admit): one
