@@ -175,7 +175,9 @@ func incarnation(t *coffer.Tenant) string { return strconv.FormatInt(t.CreatedAt
 
 // forget drops what this node holds of tenant id, deleted, beside the metadata cache
 // (which dropped its own entries before calling it, OnTenantGone): content and
-// variants, its sites' edge entries and bucket names, and what it served.
+// variants, its sites' edge entries and bucket names. What the node served for the
+// id stays counted: its metrics are counters, which never go down, and the platform
+// operator's alone.
 func (tn *tenancy) forget(id string) {
 	if st := tn.s.st; st.content != nil {
 		st.content.DropTenant(id)
@@ -187,7 +189,6 @@ func (tn *tenancy) forget(id string) {
 		st.edge.PurgeScopes(id + "/")
 		st.names.dropTenant(id)
 	}
-	tn.counts.Delete(id)
 }
 
 // dropEverywhere drops tenant id's entries from every cache of every node: this
