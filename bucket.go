@@ -20,8 +20,12 @@ type Bucket struct {
 	PresignedURLsEnabled bool
 	Public               bool // anonymous read
 	AllowInline          bool // serve script-capable types inline
-	CreatedAt            time.Time
-	UpdatedAt            time.Time
+	// CacheControlShared sends CacheControl (and Surrogate-Control) on every download,
+	// as hasura-storage does; off, only anonymous downloads get them and the others
+	// are private (PrivateCacheControl).
+	CacheControlShared bool
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
 }
 
 // NewBucket returns a bucket with hasura-storage's defaults.
@@ -46,6 +50,7 @@ type BucketUpdate struct {
 	PresignedURLsEnabled *bool
 	Public               *bool
 	AllowInline          *bool
+	CacheControlShared   *bool
 }
 
 // Apply copies the set fields of u into b.
@@ -73,6 +78,9 @@ func (u BucketUpdate) Apply(b *Bucket) {
 	}
 	if u.AllowInline != nil {
 		b.AllowInline = *u.AllowInline
+	}
+	if u.CacheControlShared != nil {
+		b.CacheControlShared = *u.CacheControlShared
 	}
 }
 

@@ -382,3 +382,42 @@ func TestCompatErrorBody(t *testing.T) {
 		t.Fatalf("upload to a missing bucket answered %s", raw)
 	}
 }
+
+// A bucket with cacheControlShared answers every download as hasura-storage does:
+// the bucket's cacheControl in Cache-Control and Surrogate-Control, with the admin
+// secret too, on the fast path and net/http (a Range), and a presigned URL's max-age
+// without private. Turned off again, the same downloads are private.
+func TestCacheControlSharedOptIn(t *testing.T) {
+	e := newEnv(t)
+	const cc = "public, max-age=60"
+	mustStatus(t, e.do("PATCH", "/v1/buckets/default", strings.NewReader(`{"cacheControl":"`+cc+`","cacheControlShared":true}`), true), http.StatusOK, nil)
+	f := e.uploadOne("default", "s.txt", []byte("shared by a CDN"))
+	var out struct {
+		URL string `json:"url"`
+	}
+	mustStatus(t, e.do("GET", "/v1/files/"+f.ID+"/presignedurl", nil, true), http.StatusOK, &out)
+	presigned := strings.TrimPrefix(out.URL, e.srv.URL)
+	for _, shared := range []bool{true, false} {
+		if !shared {
+			mustStatus(t, e.do("PATCH", "/v1/buckets/default", strings.NewReader(`{"cacheControlShared":false}`), true), http.StatusOK, nil)
+		}
+		for status, hdr := range map[int][]string{http.StatusOK: nil, http.StatusPartialContent: {"Range", "bytes=0-3"}} {
+			resp := e.do("GET", "/v1/files/"+f.ID, nil, true, hdr...)
+			mustStatus(t, resp, status, nil)
+			want, surrogate := "private, max-age=60", ""
+			if shared {
+				want, surrogate = cc, cc
+			}
+			if resp.Header.Get("Cache-Control") != want || resp.Header.Get("Surrogate-Control") != surrogate {
+				t.Errorf("shared=%v %v: Cache-Control %q, Surrogate-Control %q; want %q, %q", shared, hdr,
+					resp.Header.Get("Cache-Control"), resp.Header.Get("Surrogate-Control"), want, surrogate)
+			}
+		}
+		resp := e.do("GET", presigned, nil, false)
+		mustStatus(t, resp, http.StatusOK, nil)
+		cc, sc := resp.Header.Get("Cache-Control"), resp.Header.Get("Surrogate-Control")
+		if strings.HasPrefix(cc, "private") == shared || !strings.Contains(cc, "max-age=") || (sc == cc) != shared {
+			t.Errorf("shared=%v: presigned Cache-Control %q, Surrogate-Control %q", shared, cc, sc)
+		}
+	}
+}

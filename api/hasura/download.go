@@ -30,7 +30,7 @@ func (h *Handler) getFile(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, err)
 			return
 		}
-		h.serveContent(w, r, f, b, sharedAnswer(p), sizeOnly(f.Size))
+		h.serveContent(w, r, f, b, sharedAnswer(p, b), sizeOnly(f.Size))
 		return
 	}
 	f, b, rd, err := h.svc.OpenFile(r.Context(), p, id)
@@ -39,7 +39,7 @@ func (h *Handler) getFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer rd.Close()
-	h.serveContent(w, r, f, b, sharedAnswer(p), httpserve.SeekerOf(rd))
+	h.serveContent(w, r, f, b, sharedAnswer(p, b), httpserve.SeekerOf(rd))
 }
 
 // serveContent sets coffer's headers and lets http.ServeContent do conditional
@@ -101,12 +101,15 @@ func fileFields(f *coffer.File, b *coffer.Bucket, shared bool, add func(k, v str
 }
 
 // sharedAnswer reports whether shared caches (a CDN in front) may store the answer
-// to a download by p: only when p is anonymous (no credential: the public role's
-// rules chose the answer, the same for everyone). An answer that needed the admin
-// secret or a JWT is private, as is any presigned URL's (presignedContents), whatever
-// the bucket: a CDN that keys its cache on the URL alone would hand it to anyone.
-// hasura-storage sends the bucket's cacheControl on every download.
-func sharedAnswer(p *coffer.Principal) bool { return p != nil && p.Anonymous }
+// to a download of b's file by p: when p is anonymous (no credential: the public
+// role's rules chose the answer, the same for everyone), or when the bucket opts in
+// (cacheControlShared). An answer that needed the admin secret or a JWT is private,
+// as is a presigned URL's (p nil: presignedContents), even in a public bucket: a CDN
+// that keys its cache on the path alone would hand it to anyone. hasura-storage
+// sends the bucket's cacheControl on every download (cacheControlShared's behaviour).
+func sharedAnswer(p *coffer.Principal, b *coffer.Bucket) bool {
+	return b.CacheControlShared || p != nil && p.Anonymous
+}
 
 // notModifiedDrops are the fields of fileFields that a 304 leaves out: hasura-storage's
 // (jsonErrors) and http.ServeContent's.

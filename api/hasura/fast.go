@@ -34,7 +34,7 @@ func (h *Handler) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter)
 		if err != nil {
 			return false
 		}
-		h.fastAnswer(st, fastRouteHead, req, w, f, b, sharedAnswer(p), nil)
+		h.fastAnswer(st, fastRouteHead, req, w, f, b, sharedAnswer(p, b), nil)
 		return true
 	}
 	f, b, rd, err := h.svc.OpenFile(st, p, id)
@@ -42,7 +42,7 @@ func (h *Handler) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter)
 		return false
 	}
 	defer rd.Close()
-	h.fastAnswer(st, fastRouteGet, req, w, f, b, sharedAnswer(p), httpserve.SeekerOf(rd))
+	h.fastAnswer(st, fastRouteGet, req, w, f, b, sharedAnswer(p, b), httpserve.SeekerOf(rd))
 	return true
 }
 

@@ -29,7 +29,8 @@ func (h *Handler) serveVariant(w http.ResponseWriter, r *http.Request, p *coffer
 }
 
 // serveVariantCached is serveVariant for a presigned URL expiring at presigned (zero:
-// none), whose answer is private with the seconds left as max-age (untilExpiry).
+// none), whose answer has the seconds left as max-age (untilExpiry) and is private
+// (sharedAnswer).
 func (h *Handler) serveVariantCached(w http.ResponseWriter, r *http.Request, p *coffer.Principal, id string, o imaging.Options, presigned time.Time) {
 	ctx := imaging.WithUser(r.Context(), transformUser(p, r))
 	f, b, v, err := h.svc.OpenVariant(ctx, p, id, o, r.Header.Get("Accept"))
@@ -49,9 +50,9 @@ func (h *Handler) serveVariantCached(w http.ResponseWriter, r *http.Request, p *
 	if v.VaryAccept {
 		w.Header().Add("Vary", "Accept")
 	}
-	shared := presigned.IsZero() && sharedAnswer(p)
+	shared := sharedAnswer(p, b)
 	if !presigned.IsZero() {
-		b = untilExpiry(b, presigned)
+		shared, b = sharedAnswer(nil, b), untilExpiry(b, presigned)
 	}
 	h.serveContent(w, r, &vf, b, shared, v.Reader(f.ID))
 }

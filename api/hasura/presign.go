@@ -93,7 +93,7 @@ func (h *Handler) presignedContents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, errPresignDisabled())
 		return
 	}
-	h.serveContent(w, r, f, untilExpiry(b, exp), false, httpserve.SeekerOf(rd))
+	h.serveContent(w, r, f, untilExpiry(b, exp), sharedAnswer(nil, b), httpserve.SeekerOf(rd))
 }
 
 // untilExpiry returns b with its Cache-Control replaced by the seconds left until exp.
