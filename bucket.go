@@ -163,19 +163,40 @@ func eachDirective(v string, fn func(name, directive string)) error {
 // own cache may store (RFC 9111 §5.2.2.7), made from a bucket's cacheControl v:
 // "private", then v's directives but those addressed to shared caches (public,
 // private, s-maxage, proxy-revalidate). "max-age=3600" gives "private, max-age=3600";
-// "" gives "private".
+// "" gives "private". One allocation when v has none of those (a download's usual
+// case).
 func PrivateCacheControl(v string) string {
+	shared := 0
+	eachDirective(v, func(name, _ string) {
+		if sharedDirective(name) {
+			shared++
+		}
+	})
+	switch {
+	case v == "":
+		return "private"
+	case shared == 0:
+		return "private, " + v
+	}
 	b := make([]byte, 0, len("private, ")+len(v))
 	b = append(b, "private"...)
 	eachDirective(v, func(name, directive string) {
-		for _, shared := range [...]string{"public", "private", "s-maxage", "proxy-revalidate"} {
-			if strings.EqualFold(name, shared) {
-				return
-			}
+		if !sharedDirective(name) {
+			b = append(append(b, ", "...), directive...)
 		}
-		b = append(append(b, ", "...), directive...)
 	})
 	return string(b)
+}
+
+// sharedDirective reports whether a Cache-Control directive name speaks to shared
+// caches.
+func sharedDirective(name string) bool {
+	for _, d := range [...]string{"public", "private", "s-maxage", "proxy-revalidate"} {
+		if strings.EqualFold(name, d) {
+			return true
+		}
+	}
+	return false
 }
 
 func badCacheControl(v string, at int, want string) error {

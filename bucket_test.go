@@ -77,4 +77,8 @@ func TestPrivateCacheControl(t *testing.T) {
 			t.Errorf("PrivateCacheControl(%q) = %q, want %q", v, got, want)
 		}
 	}
+	// It runs on every credentialed download.
+	if n := testing.AllocsPerRun(100, func() { PrivateCacheControl("max-age=3600, immutable") }); n > 1 {
+		t.Errorf("%v allocations for a value without shared-cache directives, want 1", n)
+	}
 }
