@@ -3,6 +3,7 @@ package app
 import (
 	"net/http"
 
+	"github.com/coffer/coffer/api"
 	"github.com/coffer/coffer/internal/httpserve"
 )
 
@@ -13,7 +14,19 @@ import (
 // so it passes every request on.
 type plainTarget struct{ next http.Handler }
 
-var _ httpserve.FastHandler = plainTarget{}
+var (
+	_ httpserve.FastHandler = plainTarget{}
+	_ api.Face              = plainTarget{}
+)
+
+// Prefixes implements api.Face with the prefixes of the faces behind it (as
+// siteFront does), so a router may put another face beside coffer's.
+func (p plainTarget) Prefixes() []string {
+	if face, ok := p.next.(api.Face); ok {
+		return face.Prefixes()
+	}
+	return nil
+}
 
 // ServeHTTP implements http.Handler.
 func (p plainTarget) ServeHTTP(w http.ResponseWriter, r *http.Request) {
