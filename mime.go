@@ -61,6 +61,14 @@ func PassiveType(mt string) bool {
 	return typ == "image" || typ == "audio" || typ == "video" || typ == "font"
 }
 
+// SandboxCSP is the Content-Security-Policy of a user's file served inline whose type
+// is not passive (PassiveType): the document gets an opaque origin and runs no
+// script, plugin or form (sandbox), loads nothing (default-src 'none') but inline
+// styles and data: images, so HTML and SVG still display as they look. The /v1 face
+// sends it with every such file, a site with every such file of a bucket that roles
+// other than the admin may write (README "Content types and inline serving").
+const SandboxCSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
 // StoredType picks the stored MIME type from the declared one and the type sniffed from
 // the first 512 bytes (README "Content types and inline serving"):
 //   - no usable declaration (none, application/octet-stream, malformed): the sniffed type;

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"strings"
+	"sync/atomic"
 
 	"github.com/coffer/coffer"
 	"gopkg.in/yaml.v3"
@@ -57,6 +59,9 @@ type rule struct {
 type RuleSet struct {
 	rules []rule
 	doc   json.RawMessage
+	// writable memoizes Writable by bucket id (the rules never change): a map
+	// replaced, never changed, so a hit reads it without a lock or an allocation.
+	writable atomic.Pointer[map[string]bool]
 }
 
 // Empty is the rule set with no rules: only admins and public-bucket readers get in.
@@ -129,6 +134,34 @@ func (rs *RuleSet) Grants(role string, a Action) bool {
 		}
 	}
 	return false
+}
+
+// Writable reports whether a role of the rules may write files in bucket: whether
+// the rule that decides for some role on bucket grants it upload or replace. Every
+// role counts, "admin" included (its rules decide only when a JWT of the admin role
+// is not an admin): false means only the admin writes the bucket. Sites serve the
+// files of a writable bucket as the content of any of those roles' users.
+func (rs *RuleSet) Writable(bucket string) bool {
+	old := rs.writable.Load()
+	if old != nil {
+		if w, ok := (*old)[bucket]; ok {
+			return w
+		}
+	}
+	w := false
+	for i := range rs.rules {
+		if r := rs.match(rs.rules[i].role, bucket); r == &rs.rules[i] && (r.perms[Upload] != nil || r.perms[Replace] != nil) {
+			w = true
+			break
+		}
+	}
+	m := make(map[string]bool, 1)
+	if old != nil {
+		m = maps.Clone(*old)
+	}
+	m[bucket] = w
+	rs.writable.CompareAndSwap(old, &m) // a lost race leaves the other's map; the next miss adds this one
+	return w
 }
 
 func matchBucket(patterns []string, bucket string) bool {

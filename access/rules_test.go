@@ -191,3 +191,40 @@ func BenchmarkRuleCheck(b *testing.B) {
 		}
 	})
 }
+
+// TestWritable: a bucket is writable when the rule deciding for some role on it
+// grants upload or replace; an earlier rule of the same role that does not
+// shadows a later one that does.
+func TestWritable(t *testing.T) {
+	rs, err := Parse([]byte(`
+rules:
+  - role: user
+    buckets: [site]
+    read: {}
+  - role: user
+    buckets: ["*"]
+    upload: {}
+  - role: editor
+    buckets: ["pub-*"]
+    replace: {filter: {name: {_like: "%.txt"}}}
+  - role: public
+    buckets: [site, docs]
+    read: {}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for bucket, want := range map[string]bool{"site": false, "docs": true, "pub-a": true, "other": true} {
+		for range 2 { // the second answer is the memo's
+			if got := rs.Writable(bucket); got != want {
+				t.Errorf("Writable(%q) = %v, want %v", bucket, got, want)
+			}
+		}
+	}
+	if Empty().Writable("site") {
+		t.Error("no rules: writable")
+	}
+	if n := testing.AllocsPerRun(100, func() { rs.Writable("pub-a") }); n != 0 {
+		t.Errorf("a remembered answer allocates %v times", n)
+	}
+}

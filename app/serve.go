@@ -96,6 +96,7 @@ func (s *Main) buildHTTP() error {
 	if s.sites != nil {
 		handler = siteFront{st: s.sites, next: handler}
 	}
+	handler = plainTarget{handler}
 	// Slow clients: headers must arrive within 10 s; bodies are read and responses
 	// written under per-request deadlines that the faces set and extends as bytes move.
 	s.http = &http.Server{

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"slices"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/meta"
@@ -34,7 +33,8 @@ func (a siteAdmin) store() (meta.Sites, error) {
 	return s, nil
 }
 
-// prepare parses doc, keeps old's secrets where the update omits them, checks that
+// prepare parses doc, keeps old's secrets where the update omits them (old is nil
+// for a new site), checks that
 // it compiles (origins included) and that its hosts are not tenants' hosts, and
 // seals its secrets: the document to store.
 func (a siteAdmin) prepare(doc []byte, old *site.Site) (*site.Site, []byte, error) {
@@ -42,8 +42,8 @@ func (a siteAdmin) prepare(doc []byte, old *site.Site) (*site.Site, []byte, erro
 	if err != nil {
 		return nil, nil, err
 	}
-	if old != nil {
-		s.KeepSecrets(old)
+	if err := s.KeepSecrets(old); err != nil {
+		return nil, nil, err
 	}
 	if hasSecrets(s) && a.st.sealer == nil {
 		return nil, nil, coffer.Errorf(coffer.EINVALID, "site secrets (s3.secretAccessKey, purgeWebhooks.secret) need the server's --tenant-key to be sealed")
@@ -77,19 +77,6 @@ func hasSecrets(s *site.Site) bool {
 		}
 	}
 	return false
-}
-
-// checkHosts refuses a host the default tenant answers on (--default-tenant-hosts).
-// The store refuses other tenants' hosts and other sites'.
-func (a siteAdmin) checkHosts(hosts []string) error {
-	if tn := a.st.s.tenancy; tn != nil {
-		for _, h := range hosts {
-			if slices.Contains(tn.defaultHosts(), h) {
-				return coffer.Errorf(coffer.ECONFLICT, "host %q is the default tenant's (--default-tenant-hosts)", h)
-			}
-		}
-	}
-	return nil
 }
 
 // answer is the redacted JSON of a stored site.

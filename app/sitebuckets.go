@@ -76,7 +76,8 @@ type siteBuckets struct {
 var _ site.Buckets = siteBuckets{}
 
 // Open implements site.Buckets: the file id from the name cache (looked up on a
-// miss), its row and bytes through the service's hot-path caches. A remembered id
+// miss), its row and bytes through the service's hot-path caches; Shared from the
+// tenant's current rules. A remembered id
 // whose file no longer carries the name is looked up again once.
 func (b siteBuckets) Open(ctx context.Context, bucket, key string) (*site.Object, error) {
 	k := nameKey(b.tenant, bucket, key)
@@ -106,7 +107,8 @@ func (b siteBuckets) Open(ctx context.Context, bucket, key string) (*site.Object
 			return nil, err
 		}
 		return &site.Object{Content: httpserve.SeekerOf(rd), Size: f.Size, ModTime: f.UpdatedAt, ETag: f.ETag,
-			Type: f.MimeType, Tags: metadataTags(f.Metadata), Cache: site.CacheBypass, Closer: rd}, nil
+			Type: f.MimeType, Tags: metadataTags(f.Metadata), Cache: site.CacheBypass, Closer: rd,
+			Shared: b.svc.SiteBucketWritable(bucket), Uploader: f.UploadedByUserID}, nil
 	}
 	return nil, coffer.Errorf(coffer.ENOTFOUND, "not found")
 }

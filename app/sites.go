@@ -71,8 +71,9 @@ type sites struct {
 	handler *site.Handler
 	frame   *httpserve.Frame
 	names   *nameCache
-	sealer  *tenant.Sealer // nil: no --tenant-key, origins' secrets cannot be stored
-	client  *http.Client   // through the webhook SSRF guard
+	own     map[string]string // the server's own hosts (ownHosts)
+	sealer  *tenant.Sealer    // nil: no --tenant-key, origins' secrets cannot be stored
+	client  *http.Client      // through the webhook SSRF guard
 	kick    chan struct{}
 	log     *slog.Logger
 	// ctx ends at close: it stops the purge webhooks' attempts (hooks waits for them).
@@ -117,7 +118,8 @@ func (st *sites) lookup(host string) *siteEntry {
 	return e
 }
 
-// lookupHost returns the site of host and the host normalized.
+// lookupHost returns the site of host and the host normalized: nil for a host
+// that is reserved (sitehosts.go), which a tenant wins.
 func (st *sites) lookupHost(host string) (*siteEntry, string) {
 	m := st.hosts.Load()
 	if m == nil || len(m.byHost) == 0 {
@@ -127,7 +129,11 @@ func (st *sites) lookupHost(host string) (*siteEntry, string) {
 	if err != nil {
 		return nil, ""
 	}
-	return m.byHost[h], h
+	e := m.byHost[h]
+	if e == nil || st.reserved(h) != "" {
+		return nil, ""
+	}
+	return e, h
 }
 
 // siteFront answers requests for a site's host and passes the rest to next (the

@@ -28,7 +28,7 @@ func (s *Main) buildSites(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("sites: the metadata store cannot keep sites")
 	}
-	st := &sites{s: s, reg: reg, kick: make(chan struct{}, 1), log: s.log.With("component", "sites"),
+	st := &sites{s: s, reg: reg, kick: make(chan struct{}, 1), log: s.log.With("component", "sites"), own: ownHosts(*s.cfg),
 		client: &http.Client{Transport: s.guardTransport, CheckRedirect: noRedirects}}
 	st.ctx, st.cancel = context.WithCancel(context.Background())
 	if n, ok := s.st.base.(meta.Notifier); ok && !s.cfg.UsesSQLite() {

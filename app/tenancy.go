@@ -243,7 +243,9 @@ var _ httpserve.FastHandler = tenantRouter{}
 // ServeHTTP implements http.Handler.
 func (rt tenantRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	peer, _ := netip.ParseAddrPort(r.RemoteAddr)
-	res, err := rt.tn.resolver.Load().Resolve(r.Host, r.Header.Get("X-Forwarded-Host"), peer.Addr().Unmap(), r.URL.Path)
+	// Every X-Forwarded-Host line counts (the right-most value is the trusted
+	// proxy's), and the path prefix is matched as sent: /t%2fb/ names no tenant.
+	res, err := rt.tn.resolver.Load().Resolve(r.Host, tenant.ForwardedHost(r.Header), peer.Addr().Unmap(), r.URL.EscapedPath())
 	if err != nil && r.URL.Path == healthPath { // load balancers probe by address: the node's health is no tenant's
 		rt.tn.def.ServeHTTP(w, r)
 		return
@@ -274,6 +276,9 @@ func (rt tenantRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r2 := *r
 		u := *r.URL
 		u.Path, u.RawPath = res.Path(r.URL.Path), ""
+		if r.URL.RawPath != "" { // "/t/{id}" is the same bytes in both forms
+			u.RawPath = res.Path(r.URL.RawPath)
+		}
 		r2.URL = &u
 		r = &r2
 	}

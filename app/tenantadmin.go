@@ -136,6 +136,9 @@ func (a tenantAdmin) Create(ctx context.Context, t *coffer.Tenant) (*coffer.Tena
 	if c.Hosts, err = a.hosts(t.Hosts); err != nil {
 		return nil, err
 	}
+	if err := a.tn.checkTenantNames(ctx, t.ID); err != nil {
+		return nil, err
+	}
 	if c.Settings, err = a.prepare(t.ID, t.Settings, nil); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package rpcapi
 
 import (
 	"fmt"
+	"slices"
 
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
@@ -55,8 +56,9 @@ func siteDoc(pb *adminv1.Site, id string) ([]byte, error) {
 }
 
 // sitePB converts a document SiteAdmin returned and drops its secrets, setting the
-// flags that say they are set. A document the contract cannot read is EINTERNAL:
-// site.Site and adminv1.Site have drifted apart.
+// flags that say they are set (an HTTP origin's headers: their names in
+// headers_set). A document the contract cannot read is EINTERNAL: site.Site and
+// adminv1.Site have drifted apart.
 func sitePB(doc []byte) (*adminv1.Site, error) {
 	var pb adminv1.Site
 	if err := protojson.Unmarshal(doc, &pb); err != nil {
@@ -70,6 +72,15 @@ func sitePB(doc []byte) (*adminv1.Site, error) {
 		if s3 := r.GetTarget().GetS3(); s3 != nil {
 			s3.SecretAccessKeySet = s3.SecretAccessKeySet || s3.GetSecretAccessKey() != ""
 			s3.SecretAccessKey = ""
+		}
+		if h := r.GetTarget().GetHttp(); h != nil && len(h.Headers) > 0 {
+			for k := range h.Headers {
+				if !slices.Contains(h.HeadersSet, k) {
+					h.HeadersSet = append(h.HeadersSet, k)
+				}
+			}
+			slices.Sort(h.HeadersSet)
+			h.Headers = nil
 		}
 	}
 	return &pb, nil

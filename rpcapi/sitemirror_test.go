@@ -26,9 +26,10 @@ func fullSite() site.Site {
 	}
 	return site.Site{ID: "www", Hosts: []string{"www.example.com", "example.com"},
 		Routes: []site.Route{
-			route("/media/*", site.Target{Bucket: &site.BucketTarget{ID: "public", Prefix: "site/"}}),
+			route("/media/*", site.Target{Bucket: &site.BucketTarget{ID: "public", Prefix: "site/", Trusted: true}}),
 			route("/api/*", site.Target{HTTP: &site.HTTPOrigin{URL: "http://127.0.0.1:8080/base/",
-				Headers: map[string]string{"Authorization": "Bearer t"}, Timeout: site.Duration(5 * time.Second)}}),
+				Headers: map[string]string{"Authorization": "Bearer t"}, Timeout: site.Duration(5 * time.Second),
+				HeadersSet: []string{"X-Kept"}, Precompressed: true}}),
 			route("/s3/*", site.Target{S3: &site.S3Origin{Endpoint: "http://127.0.0.1:9000", Region: "eu-1", Bucket: "b",
 				Prefix: "p/", AccessKeyID: "AKID", SecretAccessKey: "s3-secret", SecretAccessKeySet: true, PathStyle: true,
 				Timeout: site.Duration(250 * time.Millisecond)}}),

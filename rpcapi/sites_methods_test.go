@@ -26,7 +26,7 @@ func TestSiteServiceMethods(t *testing.T) {
 		t.Errorf("created %v: want the server's id and times", got)
 	}
 	passed := e.sites.docs[0]
-	for _, s := range []string{siteS3Secret, siteHookSecret, `"notFound":"/404.html"`} {
+	for _, s := range []string{siteS3Secret, siteHookSecret, siteHeader, `"notFound":"/404.html"`} {
 		if !strings.Contains(passed, s) {
 			t.Errorf("the document passed lacks %s: %s", s, passed)
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -211,6 +212,7 @@ func siteClient(base string, hdr ...string) adminv1connect.SiteServiceClient {
 const (
 	siteS3Secret   = "site-s3-secret-access-key"
 	siteHookSecret = "site-purge-hook-secret"
+	siteHeader     = "Bearer site-origin-header-secret"
 )
 
 // fullSitePB is a site with every kind of target, secrets, and the output-only
@@ -221,6 +223,8 @@ func fullSitePB(id string) *adminv1.Site {
 			{Path: "/media/*", Target: &adminv1.Target{Kind: &adminv1.Target_Bucket{Bucket: &adminv1.BucketTarget{Id: "public"}}}},
 			{Path: "/s3/*", Target: &adminv1.Target{Kind: &adminv1.Target_S3{S3: &adminv1.S3Origin{Bucket: "b",
 				AccessKeyId: "AKID", SecretAccessKey: siteS3Secret, SecretAccessKeySet: true}}}},
+			{Path: "/api/*", Target: &adminv1.Target{Kind: &adminv1.Target_Http{Http: &adminv1.HTTPOrigin{Url: "http://127.0.0.1:8080/",
+				Headers: map[string]string{"Authorization": siteHeader}}}}},
 		},
 		PurgeWebhooks: []*adminv1.PurgeWebhook{{Url: "https://cdn.example/purge", Secret: siteHookSecret, SecretSet: true}},
 		CreatedAt:     &timestamppb.Timestamp{Seconds: 1}, UpdatedAt: &timestamppb.Timestamp{Seconds: 2}}
@@ -231,17 +235,19 @@ func noSiteSecrets(t *testing.T, what string, m proto.Message) {
 	t.Helper()
 	b, err := protojson.Marshal(m)
 	check(t, what+": marshal", err)
-	for _, s := range []string{siteS3Secret, siteHookSecret} {
+	for _, s := range []string{siteS3Secret, siteHookSecret, siteHeader} {
 		if strings.Contains(string(b), s) {
 			t.Fatalf("%s answers a write-only secret: %s", what, b)
 		}
 	}
 }
 
-// checkSecretFlags fails t unless pb says both of fullSitePB's secrets are set.
+// checkSecretFlags fails t unless pb says fullSitePB's secrets are set (the HTTP
+// origin's header by its name).
 func checkSecretFlags(t *testing.T, what string, pb *adminv1.Site) {
 	t.Helper()
-	if !pb.GetRoutes()[1].GetTarget().GetS3().GetSecretAccessKeySet() || !pb.GetPurgeWebhooks()[0].GetSecretSet() {
+	if !pb.GetRoutes()[1].GetTarget().GetS3().GetSecretAccessKeySet() || !pb.GetPurgeWebhooks()[0].GetSecretSet() ||
+		!slices.Equal(pb.GetRoutes()[2].GetTarget().GetHttp().GetHeadersSet(), []string{"Authorization"}) {
 		t.Errorf("%s does not say the secrets are set: %v", what, pb)
 	}
 	noSiteSecrets(t, what, pb)

@@ -210,7 +210,7 @@ start_coffer_front() {
   wait_port "$p" || { cat "$work/coffer-$p.log" >&2; return 1; }
   cat >"$work/site.json" <<JSON
 {"id": "spa", "hosts": ["$host"],
- "routes": [{"path": "/*", "target": {"http": {"url": "http://127.0.0.1:$op/"}}, "fallback": "/index.html"}]}
+ "routes": [{"path": "/*", "target": {"http": {"url": "http://127.0.0.1:$op/", "precompressed": true}}, "fallback": "/index.html"}]}
 JSON
   "$work/coffer" admin --server "http://127.0.0.1:$p" --admin-secret s sites create --file "$work/site.json" >&2 || return 1
 }

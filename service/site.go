@@ -60,3 +60,9 @@ func (s *Service) OpenSiteFile(ctx context.Context, bucket, name, id string) (*c
 	}
 	return f, r, nil
 }
+
+// SiteBucketWritable reports whether roles other than the admin may write files in
+// bucket by the current rules (access.RuleSet.Writable): a site then serves the
+// bucket's files as any of their users' content (sandboxed active types, a
+// precompressed sibling only from the document's own uploader).
+func (s *Service) SiteBucketWritable(bucket string) bool { return s.rules.Load().Writable(bucket) }

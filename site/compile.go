@@ -43,8 +43,12 @@ type CompiledRoute struct {
 	match   *pattern
 	prefix  string // the bucket or S3 target's key prefix
 	compres bool
-	cache   []compiledCacheRule
-	headers [][2]string // canonical name, value; sorted by name
+	// trusted: a bucket target whose writers are all trusted (BucketTarget.Trusted);
+	// siblings: precompressed siblings are looked up (bucket and S3 targets, HTTP
+	// origins that say Precompressed).
+	trusted, siblings bool
+	cache             []compiledCacheRule
+	headers           [][2]string // canonical name, value; sorted by name
 }
 
 // compiledCacheRule is a CacheRule with its pattern.
@@ -94,15 +98,16 @@ func compileRoute(r *Route, tenantID string, origins OriginFactory) (*CompiledRo
 	switch {
 	case t.Bucket != nil:
 		cr.Label, cr.prefix = "bucket:"+t.Bucket.ID, t.Bucket.Prefix
+		cr.trusted, cr.siblings = t.Bucket.Trusted, true
 	case t.Redirect != nil:
 		cr.Label = "redirect"
 	case origins == nil:
 		return nil, coffer.Errorf(coffer.EINVALID, "site: upstream targets need an origin factory")
 	case t.HTTP != nil:
-		cr.Label = "http:" + t.HTTP.URL
+		cr.Label, cr.siblings = "http:"+t.HTTP.URL, t.HTTP.Precompressed
 		cr.Origin, err = origins.HTTP(*t.HTTP)
 	case t.S3 != nil:
-		cr.Label, cr.prefix = "s3:"+t.S3.Bucket, t.S3.Prefix
+		cr.Label, cr.prefix, cr.siblings = "s3:"+t.S3.Bucket, t.S3.Prefix, true
 		cr.Origin, err = origins.S3(*t.S3, tenantID)
 	}
 	if err != nil {
@@ -154,6 +159,25 @@ func (r *CompiledRoute) Key(p string) string {
 		rest += r.Index
 	}
 	return r.prefix + rest
+}
+
+// sibling reports whether sib, the precompressed sibling in coding enc of obj, may
+// answer for obj: its coding is enc's (or none: a file of its own), and unless the
+// route's bucket is trusted, roles other than the admin cannot write the bucket, or
+// the same user uploaded both (a user's sibling never answers for the admin's page
+// or another user's). The fast path and Serve both ask it.
+func (r *CompiledRoute) sibling(obj, sib *Object, enc encoding) bool {
+	if sib.Encoding != "" && sib.Encoding != codingNames[enc] {
+		return false
+	}
+	return r.trusted || !obj.Shared && !sib.Shared || sib.Uploader != "" && sib.Uploader == obj.Uploader
+}
+
+// sandboxed reports whether the answer of obj, sent as Content-Type ct, gets
+// coffer.SandboxCSP: a file of a bucket roles other than the admin may write, of
+// a type that is not passive, unless the route's bucket is trusted.
+func (r *CompiledRoute) sandboxed(obj *Object, ct string) bool {
+	return obj.Shared && !r.trusted && !coffer.PassiveType(ct)
 }
 
 // cacheControl returns the first matching rule's value for the served path p.

@@ -24,18 +24,21 @@ const (
 )
 
 // compressed returns obj in coding enc: a precompressed sibling (key + ".br",
-// ".zst" or ".gz") of the same target when there is one (at edge path doc plus
-// the same suffix, doc being the document's path), else a copy derived through
+// ".zst" or ".gz") of the same target when the route looks them up and there is
+// one it accepts (CompiledRoute.sibling; at edge path doc plus the same suffix, doc
+// being the document's path), else a copy derived through
 // the edge cache under the request path p (made once per source version). nil: none to be had;
 // the caller answers with identity.
 func (h *Handler) compressed(ctx context.Context, buckets Buckets, scope string, rt *CompiledRoute, p, doc, key string, obj *Object, enc encoding) *Object {
-	sib, err := h.open(ctx, buckets, scope, rt, doc+suffixes[enc], key+suffixes[enc])
-	if err == nil && (sib.Encoding == "" || sib.Encoding == codingNames[enc]) {
-		sib.ETag = variantETag(cmpOr(sib.ETag, obj.ETag), enc)
-		return sib
-	}
-	if err == nil {
-		sib.Close()
+	if rt.siblings {
+		sib, err := h.open(ctx, buckets, scope, rt, doc+suffixes[enc], key+suffixes[enc])
+		if err == nil && rt.sibling(obj, sib, enc) {
+			sib.ETag = variantETag(cmpOr(sib.ETag, obj.ETag), enc)
+			return sib
+		}
+		if err == nil {
+			sib.Close()
+		}
 	}
 	src := sourceVersion(obj)
 	if h.cfg.Edge == nil || src == "" {

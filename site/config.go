@@ -84,20 +84,43 @@ type Target struct {
 }
 
 // BucketTarget serves files of a coffer bucket by name: key = Prefix + path.
+//
+// When the tenant's rules let a role other than the admin upload or replace files
+// in the bucket (access.RuleSet.Writable), any file may be a user's, so unless
+// Trusted: a file whose type is not passive (HTML, SVG, XML, JavaScript, ...:
+// coffer.PassiveType) is served with coffer.SandboxCSP, as /v1 serves it, and a
+// precompressed sibling ("p.html.br") answers for a file only when the same user
+// uploaded both (the same uploaded_by_user_id, not empty); otherwise the compressed
+// copy is made from the file itself.
 type BucketTarget struct {
 	ID     string `json:"id"`
 	Prefix string `json:"prefix,omitempty"`
+	// Trusted says every writer of the bucket publishes the site: its files are
+	// served as they are (active content unsandboxed, any precompressed sibling).
+	Trusted bool `json:"trusted,omitempty"`
 }
 
 // HTTPOrigin is an upstream web server: the key is appended to URL.
 type HTTPOrigin struct {
 	// URL is the base, "http(s)://host[:port][/base/]".
 	URL string `json:"url"`
-	// Headers are sent with every upstream request (e.g. an auth token).
+	// Headers are sent with every upstream request (e.g. an auth token). They are
+	// write-only: answers carry their names in HeadersSet, never their values.
 	Headers map[string]string `json:"headers,omitempty"`
 	// Timeout bounds an upstream request until its headers arrive (default 10s);
 	// a body that stalls longer than it between reads is cut off.
 	Timeout Duration `json:"timeout,omitempty"`
+	// HeadersSet names the headers that are set, in answers. In an update, the
+	// headers it names that Headers does not set keep their stored values (from
+	// the stored site's origin of the same URL; a name with none there is refused).
+	// A header neither set nor named is dropped.
+	HeadersSet []string `json:"headersSet,omitempty"`
+	// Precompressed says the origin holds precompressed siblings ("p.html.br",
+	// ".zst", ".gz") and answers 404 for a missing one: they are fetched then. By
+	// default they are not (an origin answering 200 for any path, an SPA's
+	// fallback, would have that answer served as the compressed page): compressed
+	// copies are made from the object itself.
+	Precompressed bool `json:"precompressed,omitempty"`
 }
 
 // S3Origin is an S3 bucket with its own credentials: key = Prefix + path.

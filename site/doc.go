@@ -40,7 +40,22 @@
 //     Content-Encoding, ranges, validators, Date, Age, Cache-Control (use
 //     cacheControl), Surrogate-Key (use tags), X-Cache, Location and Set-Cookie (a
 //     cached static answer must not carry one). Content-Type and Vary may be set;
-//     Vary is added to.
+//     Vary is added to. Nor the proxy-control headers a server or CDN in front
+//     acts on (X-Accel-*, X-Sendfile, X-LiteSpeed-*, CDN-Cache-Control,
+//     Surrogate-Control...): the operator's front is not a tenant's to steer.
+//   - User content: a bucket target whose bucket some role of the tenant's rules
+//     may upload or replace files in (access.RuleSet.Writable) serves files whose
+//     type is not passive with /v1's sandbox (coffer.SandboxCSP, added to any
+//     policy a route sets), and uses a precompressed sibling only when the same
+//     user uploaded it and the document (uploaded_by_user_id, not empty: an
+//     upload without a preset could be anyone's); BucketTarget.Trusted turns both
+//     off. HTTP origins' siblings are fetched only with HTTPOrigin.Precompressed
+//     (an SPA answers 200 for any path); S3 origins' always.
+//   - Redirects: a target with a backslash is refused ("/\host" is "//host" to a
+//     browser), as are "//host", control characters and spaces.
+//   - An HTTP origin's headers are write-only like the other secrets: answers name
+//     them in HeadersSet; an update keeps the stored value of each name it lists
+//     there for the same URL.
 //   - Compression: only the best acceptable coding's sibling is looked up (one
 //     lookup, not three), then a derived copy of that coding is made. Identity
 //     that the client does not name is the last choice; named, it wins only with a

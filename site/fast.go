@@ -108,6 +108,9 @@ func (h *Handler) ServeFast(f *httpserve.Frame, st *httpserve.FastState, fr *htt
 		w.Add("X-Cache", v[0])
 	}
 	hs.write(w)
+	if rt.sandboxed(obj, ctype) {
+		w.Add("Content-Security-Policy", coffer.SandboxCSP)
+	}
 	if vary {
 		w.Add("Vary", "Accept-Encoding")
 	}
@@ -200,16 +203,18 @@ func (h *Handler) peek(ctx context.Context, fe FastEdge, buckets Buckets, scope 
 // yet); else the coded object, or nil for identity.
 func (h *Handler) peekCompressed(ctx context.Context, fe FastEdge, buckets Buckets, scope string, rt *CompiledRoute, p, doc, key string,
 	obj *Object, enc encoding, n *peekCount) (*Object, bool) {
-	sib, state := h.peek(ctx, fe, buckets, scope, rt, doc+suffixes[enc], key+suffixes[enc], n)
-	if state == peekUnknown {
-		return nil, false
-	}
-	if sib != nil && (sib.Encoding == "" || sib.Encoding == codingNames[enc]) {
-		sib.ETag = variantETag(cmpOr(sib.ETag, obj.ETag), enc)
-		return sib, true
-	}
-	if sib != nil {
-		sib.Close()
+	if rt.siblings {
+		sib, state := h.peek(ctx, fe, buckets, scope, rt, doc+suffixes[enc], key+suffixes[enc], n)
+		if state == peekUnknown {
+			return nil, false
+		}
+		if sib != nil && rt.sibling(obj, sib, enc) {
+			sib.ETag = variantETag(cmpOr(sib.ETag, obj.ETag), enc)
+			return sib, true
+		}
+		if sib != nil {
+			sib.Close()
+		}
 	}
 	src := sourceVersion(obj)
 	if h.cfg.Edge == nil || src == "" {

@@ -19,6 +19,9 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(testSiteDoc))
 	f.Add([]byte(minimal))
 	f.Add([]byte(`{"id":"s","hosts":["a.test"],"routes":[{"path":"/a/**/b*.js","target":{"redirect":{"to":"https://x.test/:splat"}}}]}`))
+	f.Add([]byte(`{"id":"s","hosts":["a.test"],"routes":[{"path":"/*","target":{"redirect":{"to":"/\\x.test"}},"headers":{"X-Accel-Redirect":"/i"}},` +
+		`{"path":"/b/*","target":{"bucket":{"id":"b","trusted":true}}},` +
+		`{"path":"/h/*","target":{"http":{"url":"http://o.test/","headersSet":["Authorization"],"precompressed":true}}}]}`))
 	f.Fuzz(func(t *testing.T, doc []byte) {
 		s, err := Parse(doc)
 		if err != nil {

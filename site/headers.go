@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 
 	"github.com/coffer/coffer"
 )
@@ -31,9 +32,73 @@ var requestHeaderOwned = map[string]bool{
 	"Accept-Encoding": true, "Expect": true, "Proxy-Authorization": true,
 }
 
-// validHeaders checks header names (tokens, not owned) and values (no CR, LF,
-// NUL or other control characters but tab).
-func validHeaders(at string, h map[string]string, owned map[string]bool) error {
+// proxyControlPrefixes and proxyControlSuffixes (lower case) name the headers a
+// server or CDN in front of coffer acts on rather than passes to the client:
+// internal redirects and file serving (nginx's X-Accel-Redirect and the rest of
+// X-Accel-*, X-Sendfile, lighttpd's X-Lighttpd-Send-File, LiteSpeed's X-LiteSpeed-*,
+// Perlbal's X-Reproxy-URL) and the caching of the proxy or CDN (CDN-Cache-Control
+// and its targeted forms such as Cloudflare-CDN-Cache-Control (RFC 9213),
+// Surrogate-Control, Akamai's Edge-Control). The operator's front owns them, not a
+// tenant's site.
+var (
+	proxyControlPrefixes = [...]string{"x-accel-", "x-sendfile", "x-lighttpd-send-file", "x-litespeed-", "x-reproxy-url"}
+	proxyControlSuffixes = [...]string{"cdn-cache-control", "surrogate-control", "edge-control"}
+)
+
+// proxyControl reports whether the header named name is a proxy-control header.
+func proxyControl(name string) bool {
+	n := strings.ToLower(name)
+	for _, p := range proxyControlPrefixes {
+		if strings.HasPrefix(n, p) {
+			return true
+		}
+	}
+	for _, sfx := range proxyControlSuffixes {
+		if n == sfx || strings.HasSuffix(n, "-"+sfx) {
+			return true
+		}
+	}
+	return false
+}
+
+// responseHeaderRefused says why a route or header rule may not set the response
+// header of canonical name ("" if it may).
+func responseHeaderRefused(name string) string {
+	switch {
+	case responseHeaderOwned[name]:
+		return "is set by the server"
+	case proxyControl(name):
+		return "is a proxy-control header (a server or CDN in front would act on it)"
+	}
+	return ""
+}
+
+// requestHeaderRefused says why an origin's Headers may not send the header of
+// canonical name ("" if they may).
+func requestHeaderRefused(name string) string {
+	if requestHeaderOwned[name] {
+		return "is set by the server"
+	}
+	return ""
+}
+
+// validHeaderNames checks the header names of an origin's HeadersSet: at most
+// maxHeaders tokens an origin may send.
+func validHeaderNames(at string, names []string) error {
+	if len(names) > maxHeaders {
+		return invalid(at, "at most %d headers", maxHeaders)
+	}
+	for i, k := range names {
+		if !validToken(k) || requestHeaderRefused(http.CanonicalHeaderKey(k)) != "" {
+			return invalid(fmt.Sprintf("%s[%d]", at, i), "%q is not a header the origin may be sent", k)
+		}
+	}
+	return nil
+}
+
+// validHeaders checks header names (tokens, none refused says why) and values (no
+// CR, LF, NUL or other control characters but tab).
+func validHeaders(at string, h map[string]string, refused func(string) string) error {
 	if len(h) > maxHeaders {
 		return invalid(at, "at most %d headers", maxHeaders)
 	}
@@ -46,8 +111,8 @@ func validHeaders(at string, h map[string]string, owned map[string]bool) error {
 		if !validToken(k) {
 			return invalid(at, "%q is not a header name", k)
 		}
-		if owned[http.CanonicalHeaderKey(k)] {
-			return invalid(at+"."+k, "is set by the server")
+		if why := refused(http.CanonicalHeaderKey(k)); why != "" {
+			return invalid(at+"."+k, "%s", why)
 		}
 		if v := h[k]; len(v) > maxValueLen || !validValue(v) {
 			return invalid(at+"."+k, "a value is at most %d bytes without control characters", maxValueLen)
@@ -97,7 +162,7 @@ func validHeaderRules(at string, rules []HeaderRule) error {
 		if len(r.Set) == 0 {
 			return invalid(ra+".set", "names no header")
 		}
-		if err := validHeaders(ra+".set", r.Set, responseHeaderOwned); err != nil {
+		if err := validHeaders(ra+".set", r.Set, responseHeaderRefused); err != nil {
 			return err
 		}
 	}

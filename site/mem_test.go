@@ -18,13 +18,16 @@ type memFile struct {
 	etag string
 	tags []string
 	cc   string
+	// shared and uploader are a bucket file's Shared and Uploader.
+	shared   bool
+	uploader string
 }
 
 // object returns f as an Object with cache status cs.
 func (f memFile) object(cs CacheStatus) *Object {
 	return &Object{
 		Content: bytes.NewReader(f.data), Size: int64(len(f.data)), ModTime: time.Unix(1700000000, 0),
-		ETag: f.etag, Type: f.typ, Tags: f.tags, CacheControl: f.cc, Cache: cs,
+		ETag: f.etag, Type: f.typ, Tags: f.tags, CacheControl: f.cc, Cache: cs, Shared: f.shared, Uploader: f.uploader,
 	}
 }
 

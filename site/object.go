@@ -38,7 +38,13 @@ type Object struct {
 	// do not set their own.
 	CacheControl string
 	Cache        CacheStatus
-	Closer       io.Closer // nil: nothing to release
+	// Shared is set on a bucket file whose bucket roles other than the admin may
+	// write (see BucketTarget): the file may be any of their users' content.
+	Shared bool
+	// Uploader is a bucket file's uploaded_by_user_id ("" when no rule's preset
+	// set it: the admin's, or an unknown user's).
+	Uploader string
+	Closer   io.Closer // nil: nothing to release
 }
 
 // Close releases the object's resources.
@@ -129,7 +135,9 @@ type Edge interface {
 // over the service and its hot-path caches).
 type Buckets interface {
 	// Open returns the uploaded file named key in bucket: ENOTFOUND if none.
-	// Cache is CacheBypass; Tags come from the file's metadata "tags".
+	// Cache is CacheBypass; Tags come from the file's metadata "tags"; Shared
+	// says roles other than the admin may write the bucket, Uploader is the
+	// file's uploaded_by_user_id.
 	Open(ctx context.Context, bucket, key string) (*Object, error)
 }
 

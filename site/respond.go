@@ -39,6 +39,9 @@ func (x *exchange) respond(rt *CompiledRoute, doc, p, key string, obj *Object, s
 	}
 	x.objectHeaders(rt, doc, obj, status)
 	x.routeHeaders(rt, doc)
+	if rt.sandboxed(obj, h.Get("Content-Type")) { // the type as sent, a route's included
+		h.Add("Content-Security-Policy", coffer.SandboxCSP)
+	}
 	if obj.Encoding != "" {
 		h.Set("Content-Encoding", obj.Encoding)
 	} else if rt.compres && compressible(obj.Type) {

@@ -30,7 +30,7 @@ func (r *Route) validate(at string) error {
 	if err := validDocPath(at+".notFound", r.NotFound); err != nil {
 		return err
 	}
-	if err := validHeaders(at+".headers", r.Headers, responseHeaderOwned); err != nil {
+	if err := validHeaders(at+".headers", r.Headers, responseHeaderRefused); err != nil {
 		return err
 	}
 	if err := validCacheRules(at+".cacheControl", r.CacheControl); err != nil {
@@ -72,7 +72,10 @@ func (o *HTTPOrigin) validate(at string) error {
 	if err := validURL(at+".url", o.URL, true); err != nil {
 		return err
 	}
-	if err := validHeaders(at+".headers", o.Headers, requestHeaderOwned); err != nil {
+	if err := validHeaders(at+".headers", o.Headers, requestHeaderRefused); err != nil {
+		return err
+	}
+	if err := validHeaderNames(at+".headersSet", o.HeadersSet); err != nil {
 		return err
 	}
 	return validDuration(at+".timeout", o.Timeout, maxTimeout)
@@ -121,7 +124,9 @@ func validS3Bucket(b string) bool {
 }
 
 // validate checks a redirect: a status of 301, 302, 307 or 308 (0: 301) and a
-// target that is a local path or an absolute http(s) URL.
+// target that is a local path or an absolute http(s) URL. A backslash is refused
+// anywhere: browsers read it as "/" in http(s) URLs, so "/\evil.test" would be
+// the scheme-relative "//evil.test" to them.
 func (r *Redirect) validate(at string) error {
 	switch r.Status {
 	case 0, 301, 302, 307, 308:
@@ -131,6 +136,9 @@ func (r *Redirect) validate(at string) error {
 	to := r.To
 	if len(to) > maxURLLen || !printable(to) {
 		return invalid(at+".to", "must be at most %d bytes of printable ASCII", maxURLLen)
+	}
+	if strings.Contains(to, `\`) {
+		return invalid(at+".to", `must not contain a backslash (browsers read it as "/")`)
 	}
 	if strings.HasPrefix(to, "/") && !strings.HasPrefix(to, "//") {
 		return nil

@@ -2,6 +2,8 @@ package site
 
 import (
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/tenant"
@@ -86,7 +88,8 @@ func openSealed(sealer *tenant.Sealer, v, ctx string) (string, error) {
 }
 
 // Redacted returns a deep enough copy of s for answers: secrets blanked, with
-// SecretAccessKeySet and SecretSet saying whether one is set.
+// SecretAccessKeySet and SecretSet saying whether one is set, and an HTTP origin's
+// headers replaced by their names in HeadersSet.
 func (s *Site) Redacted() *Site {
 	c := *s
 	c.Routes = append([]Route(nil), s.Routes...)
@@ -95,6 +98,11 @@ func (s *Site) Redacted() *Site {
 			r := *o
 			r.SecretAccessKeySet, r.SecretAccessKey = o.SecretAccessKey != "", ""
 			c.Routes[i].Target.S3 = &r
+		}
+		if o := c.Routes[i].Target.HTTP; o != nil {
+			r := *o
+			r.HeadersSet, r.Headers = headerNames(o.Headers), nil
+			c.Routes[i].Target.HTTP = &r
 		}
 	}
 	c.PurgeWebhooks = append([]PurgeWebhook(nil), s.PurgeWebhooks...)
@@ -105,13 +113,34 @@ func (s *Site) Redacted() *Site {
 	return &c
 }
 
-// KeepSecrets copies old's secrets into s (an update) where s omits them for
-// the same origin: an S3 origin with the same endpoint and bucket, a webhook
-// with the same URL. A secret never follows to another endpoint or URL, so a
-// changed destination needs its secret again. Call it before Prepare.
-func (s *Site) KeepSecrets(old *Site) {
-	if old == nil || old.ID != s.ID {
-		return // an update of the same site only
+// headerNames returns the names of h, sorted (nil for none).
+func headerNames(h map[string]string) []string {
+	if len(h) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// KeepSecrets copies old's secrets into s (an update; nil for a new site) where s
+// omits them for the same origin: an S3 origin with the same endpoint and bucket,
+// a webhook with the same URL, and the headers an HTTP origin names in HeadersSet
+// from old's origin of the same URL. A secret never follows to another endpoint or
+// URL, so a changed destination needs its secret again. Call it before Prepare.
+// Returns EINVALID for a name in HeadersSet without a stored value to keep.
+func (s *Site) KeepSecrets(old *Site) error {
+	if old != nil && old.ID != s.ID {
+		old = nil // an update of the same site only
+	}
+	if err := s.keepHeaders(old); err != nil {
+		return err
+	}
+	if old == nil {
+		return nil
 	}
 	for i := range s.Routes {
 		o := s.Routes[i].Target.S3
@@ -134,4 +163,57 @@ func (s *Site) KeepSecrets(old *Site) {
 			}
 		}
 	}
+	return nil
+}
+
+// keepHeaders gives each HTTP origin of s the stored value of every header its
+// HeadersSet names and its Headers do not set, from old's first HTTP origin with
+// the same URL, and clears HeadersSet.
+func (s *Site) keepHeaders(old *Site) error {
+	for i := range s.Routes {
+		o := s.Routes[i].Target.HTTP
+		if o == nil || len(o.HeadersSet) == 0 {
+			continue
+		}
+		stored := oldHeaders(old, o.URL)
+		for j, name := range o.HeadersSet {
+			if _, ok := lookupHeader(o.Headers, name); ok {
+				continue
+			}
+			k, ok := lookupHeader(stored, name)
+			if !ok {
+				return invalid(fmt.Sprintf("routes[%d].target.http.headersSet[%d]", i, j),
+					"%q has no stored value to keep (a new origin URL needs its headers again)", name)
+			}
+			if o.Headers == nil {
+				o.Headers = make(map[string]string, len(o.HeadersSet))
+			}
+			o.Headers[k] = stored[k]
+		}
+		o.HeadersSet = nil
+	}
+	return nil
+}
+
+// oldHeaders returns the headers of old's first HTTP origin of URL u (nil if none).
+func oldHeaders(old *Site, u string) map[string]string {
+	if old == nil {
+		return nil
+	}
+	for _, r := range old.Routes {
+		if o := r.Target.HTTP; o != nil && o.URL == u {
+			return o.Headers
+		}
+	}
+	return nil
+}
+
+// lookupHeader returns the key of h naming the header name (case-insensitively).
+func lookupHeader(h map[string]string, name string) (string, bool) {
+	for k := range h {
+		if strings.EqualFold(k, name) {
+			return k, true
+		}
+	}
+	return "", false
 }

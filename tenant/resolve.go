@@ -276,3 +276,49 @@ func byPath[T text](r *Resolver, path T) (Result, error) {
 	}
 	return Result{}, notFound()
 }
+
+// Reserved reports whether the normalized host h is, or may become, a tenant's,
+// and what reserves it: an exact host of a tenant (the default tenant's included),
+// or a name one label below a wildcard whatever that label is (under a capturing
+// wildcard a tenant of that id may be created later). A site may not take such a
+// host: a tenant always wins.
+func (r *Resolver) Reserved(h string) (why string, reserved bool) {
+	if id, ok := r.exact[h]; ok {
+		if id == "" {
+			return "the default tenant's host", true
+		}
+		return "a tenant's host", true
+	}
+	dot := strings.IndexByte(h, '.')
+	if dot < 0 {
+		return "", false
+	}
+	b, ok := r.wild[h[dot+1:]]
+	switch {
+	case !ok:
+		return "", false
+	case b.capture:
+		return "a name under the tenant wildcard *." + h[dot+1:], true
+	}
+	return "a name under a tenant's wildcard host", true
+}
+
+// IPLike reports whether the normalized host h is an IP address, or a name a
+// browser reads as one: an IPv6 literal in brackets, or a name whose last label
+// is a number ("127.1", "0x7f.1" and "2130706433" are 127.0.0.1 to a WHATWG URL
+// parser).
+func IPLike(h string) bool {
+	if strings.HasPrefix(h, "[") {
+		return true
+	}
+	last := h[strings.LastIndexByte(h, '.')+1:]
+	if strings.HasPrefix(last, "0x") {
+		return true
+	}
+	for i := 0; i < len(last); i++ {
+		if last[i] < '0' || last[i] > '9' {
+			return false
+		}
+	}
+	return last != ""
+}

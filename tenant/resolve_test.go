@@ -233,3 +233,32 @@ func BenchmarkResolveTable(b *testing.B) {
 		}
 	}
 }
+
+// TestReserved: exact hosts (the default tenant's too) and names under any wildcard
+// are reserved, whatever the label; other names are not.
+func TestReserved(t *testing.T) {
+	r, err := NewResolver([]Entry{{ID: "", Hosts: []string{"files.test"}}, {ID: "acme", Hosts: []string{"acme.test", "*.acme.test"}}},
+		Options{Wildcards: []string{"*.w.test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h, want := range map[string]bool{
+		"files.test": true, "acme.test": true, "x.acme.test": true, "acme.w.test": true, "nobody-yet.w.test": true,
+		"w.test": false, "a.b.w.test": false, "www.test": false, "acme.test.org": false, "other.test": false,
+	} {
+		if why, got := r.Reserved(h); got != want || (got && why == "") {
+			t.Errorf("Reserved(%q) = %q, %v; want %v", h, why, got, want)
+		}
+	}
+}
+
+func TestIPLike(t *testing.T) {
+	for h, want := range map[string]bool{
+		"127.0.0.1": true, "[::1]": true, "127.1": true, "0x7f.1": true, "2130706433": true, "a.0x1": true,
+		"www.test": false, "1.test": false, "a1": false, "x.1a": false,
+	} {
+		if got := IPLike(h); got != want {
+			t.Errorf("IPLike(%q) = %v, want %v", h, got, want)
+		}
+	}
+}

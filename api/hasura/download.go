@@ -80,7 +80,7 @@ func fileHeaders(hd http.Header, r *http.Request, f *coffer.File, b *coffer.Buck
 func fileFields(f *coffer.File, b *coffer.Bucket, add func(k, v string)) {
 	add("Content-Type", f.MimeType)
 	if !coffer.PassiveType(f.MimeType) {
-		add("Content-Security-Policy", sandboxCSP)
+		add("Content-Security-Policy", coffer.SandboxCSP)
 	}
 	add("Etag", f.ETag)
 	if b.CacheControl != "" { // hasura-storage mirrors it for CDNs (Fastly) in Surrogate-Control
@@ -95,13 +95,6 @@ func fileFields(f *coffer.File, b *coffer.Bucket, add func(k, v string)) {
 // notModifiedDrops are the fields of fileFields that a 304 leaves out: hasura-storage's
 // (jsonErrors) and http.ServeContent's.
 var notModifiedDrops = map[string]bool{"Content-Disposition": true, "Accept-Ranges": true, "Surrogate-Key": true, "Content-Type": true}
-
-// sandboxCSP is the Content-Security-Policy of every file response whose type is not
-// passive (coffer.PassiveType): the document gets an opaque origin and runs no script,
-// plugin or form (sandbox), loads nothing (default-src 'none') but inline styles and
-// data: images, so HTML and SVG still display as they look. README: "Content types and
-// inline serving".
-const sandboxCSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 
 // contentDisposition serves script-capable types as attachments unless the bucket
 // allows inline display. Bidirectional controls and invisible characters in names

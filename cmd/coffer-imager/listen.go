@@ -29,9 +29,13 @@ type netFlags struct {
 	insecure    bool
 	maxConns    int
 	maxRequests int
-	tlsCert     string
-	tlsKey      string
-	tlsClientCA string
+	// maxHandshakes and handshakeTimeout bound the connections that have not
+	// authenticated yet (imaging/remote/preauth.go).
+	maxHandshakes    int
+	handshakeTimeout time.Duration
+	tlsCert          string
+	tlsKey           string
+	tlsClientCA      string
 }
 
 // addNetFlags defines the network flags on fs.
@@ -40,7 +44,11 @@ func addNetFlags(fs *flag.FlagSet) *netFlags {
 	fs.StringVar(&n.listen, "listen", "", "serve servers on the network at this address (e.g. 127.0.0.1:9100) instead of a parent over stdin/stdout")
 	fs.StringVar(&n.secret, "secret", "", "shared secret servers must prove (HMAC challenge-response; never sent); default $"+secretEnv)
 	fs.BoolVar(&n.insecure, "insecure", false, "allow --listen without a secret or client certificates; only on a loopback address")
-	fs.IntVar(&n.maxConns, "max-conns", 64, "servers connected at once; more are refused")
+	fs.IntVar(&n.maxConns, "max-conns", 64, "authenticated servers connected at once; one more is closed after its handshake")
+	fs.IntVar(&n.maxHandshakes, "max-handshakes", 16, fmt.Sprintf("connections in their handshake (not yet authenticated, not counted in --max-conns) at once; "+
+		"beyond, a new one closes the oldest of the address holding the most (1 to %d)", remote.MaxHandshakesLimit))
+	fs.DurationVar(&n.handshakeTimeout, "handshake-timeout", 3*time.Second, fmt.Sprintf("a connection that has not authenticated within this (TLS included) is closed (at most %v)",
+		remote.HandshakeTimeoutLimit))
 	fs.IntVar(&n.maxRequests, "max-requests", 0, "transformations held at once over all servers, running or waiting with their source; beyond, 503 at once; 0 = 4 x --workers")
 	fs.StringVar(&n.tlsCert, "tls-cert", "", "serve over TLS with this certificate (PEM) ...")
 	fs.StringVar(&n.tlsKey, "tls-key", "", "... and this key (PEM)")
@@ -65,6 +73,12 @@ func (n *netFlags) validate() error {
 	if n.maxConns < 1 || n.maxRequests < 0 {
 		return errors.New("--max-conns must be positive and --max-requests not negative")
 	}
+	if n.maxHandshakes < 1 || n.maxHandshakes > remote.MaxHandshakesLimit {
+		return fmt.Errorf("--max-handshakes must be 1 to %d, not %d", remote.MaxHandshakesLimit, n.maxHandshakes)
+	}
+	if n.handshakeTimeout <= 0 || n.handshakeTimeout > remote.HandshakeTimeoutLimit {
+		return fmt.Errorf("--handshake-timeout must be positive and at most %v, not %v", remote.HandshakeTimeoutLimit, n.handshakeTimeout)
+	}
 	return nil
 }
 
@@ -74,8 +88,8 @@ func (n *netFlags) listenConfig(ic imaging.Config, log *slog.Logger) (remote.Lis
 	if secret == "" {
 		secret = os.Getenv(secretEnv)
 	}
-	c := remote.ListenConfig{Secret: []byte(secret), Insecure: n.insecure, MaxConns: n.maxConns, MaxRequests: n.maxRequests,
-		HandshakeTimeout: 5 * time.Second, DrainTimeout: ic.Timeout + 5*time.Second, MaxSource: ic.MaxSourceBytes, Log: log}
+	c := remote.ListenConfig{Secret: []byte(secret), Insecure: n.insecure, MaxConns: n.maxConns, MaxHandshakes: n.maxHandshakes, MaxRequests: n.maxRequests,
+		HandshakeTimeout: n.handshakeTimeout, DrainTimeout: ic.Timeout + 5*time.Second, MaxSource: ic.MaxSourceBytes, Log: log}
 	if c.MaxRequests == 0 {
 		c.MaxRequests = 4 * ic.Workers
 	}
@@ -119,6 +133,7 @@ func listen(cfg config, e imaging.Engine, log *slog.Logger) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	log.Info("listening for servers", "addr", ln.Addr().String(), "tls", lc.TLS != nil, "mtls", lc.TLS != nil && lc.TLS.ClientCAs != nil,
-		"secret", len(lc.Secret) > 0, "workers", cfg.imaging.Workers, "max_requests", lc.MaxRequests)
+		"secret", len(lc.Secret) > 0, "workers", cfg.imaging.Workers, "max_requests", lc.MaxRequests,
+		"max_conns", lc.MaxConns, "max_handshakes", lc.MaxHandshakes, "handshake_timeout", lc.HandshakeTimeout.String())
 	return remote.ServeListener(ctx, ln, e, lc)
 }

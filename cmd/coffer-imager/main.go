@@ -11,7 +11,9 @@
 // servers started with --image-workers-remote connect to it, prove the shared
 // secret (--secret or COFFER_IMAGER_SECRET) and/or a TLS client certificate, and
 // send transformations over the same frames. Its limits are then its own flags; it
-// stops on SIGINT or SIGTERM.
+// stops on SIGINT or SIGTERM. Connections that have not authenticated yet have their
+// own small budget (--max-handshakes) and deadline (--handshake-timeout) outside
+// --max-conns, so silent peers cannot keep servers out.
 package main
 
 import (

@@ -25,9 +25,33 @@ func TestParseFlags(t *testing.T) {
 		t.Errorf("cfg = %+v, want %+v", cfg.imaging, want)
 	}
 	for _, args := range [][]string{{"--workers", "0"}, {"--bogus"}, {"extra"}, {"--insecure"}, {"--listen", ":1", "--tls-cert", "c"},
-		{"--listen", ":1", "--tls-client-ca", "ca"}, {"--listen", ":1", "--max-conns", "0"}} {
+		{"--listen", ":1", "--tls-client-ca", "ca"}, {"--listen", ":1", "--max-conns", "0"},
+		{"--listen", ":1", "--max-handshakes", "0"}, {"--listen", ":1", "--max-handshakes", "1025"}, {"--listen", ":1", "--handshake-timeout", "0"},
+		{"--listen", ":1", "--handshake-timeout", "-1s"}, {"--listen", ":1", "--handshake-timeout", "61s"}, {"--listen", ":1", "--handshake-timeout", "3"}} {
 		if _, err := parseFlags(args); err == nil {
 			t.Errorf("%q accepted", args)
+		}
+	}
+}
+
+// The handshake budget and deadline have small defaults and reach the listener.
+func TestHandshakeFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		max      int
+		deadline time.Duration
+	}{
+		{nil, 16, 3 * time.Second},
+		{[]string{"--max-handshakes", "1", "--handshake-timeout", "1m"}, 1, time.Minute},
+		{[]string{"--max-handshakes", "1024", "--handshake-timeout", "250ms"}, 1024, 250 * time.Millisecond},
+	} {
+		cfg, err := parseFlags(append([]string{"--listen", "127.0.0.1:0", "--secret", "s"}, tc.args...))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		lc, err := cfg.net.listenConfig(cfg.imaging, nil)
+		if err != nil || lc.MaxHandshakes != tc.max || lc.HandshakeTimeout != tc.deadline || lc.MaxConns != 64 {
+			t.Errorf("%q: %+v, %v; want %d handshakes within %v", tc.args, lc, err, tc.max, tc.deadline)
 		}
 	}
 }

@@ -2,6 +2,8 @@
 // declare huge sizes or frame counts in a few bytes (decompression bombs), shared by
 // the libvips engine's tests and the hostile-input suite, so no binary fixtures are
 // needed. The encoders write to memory and fail only on a bug: they panic.
+// It also builds and starts coffer-imager for tests (BuildImager, StartImager), with
+// peers that hold its connections silent (imager.go), and issues TLS certificates.
 package imagingtest
 
 import (

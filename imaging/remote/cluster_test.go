@@ -46,7 +46,7 @@ func listenFake(e imaging.Engine, log *slog.Logger) int {
 }
 
 func testListenConfig(secret []byte) ListenConfig {
-	return ListenConfig{Secret: secret, MaxConns: 8, MaxRequests: 64, HandshakeTimeout: 2 * time.Second, MaxSource: 8 << 20}
+	return ListenConfig{Secret: secret, MaxConns: 8, MaxHandshakes: 4, MaxRequests: 64, HandshakeTimeout: 2 * time.Second, MaxSource: 8 << 20}
 }
 
 // logBuffer is a goroutine-safe log sink.
@@ -387,12 +387,19 @@ func TestListenConfigValidate(t *testing.T) {
 		{"no secret", base, loop, false},
 		{"insecure on loopback", insecure, loop, true},
 		{"insecure on all addresses", insecure, any, false},
+		{"no handshake budget", with(withSecret, func(c *ListenConfig) { c.MaxHandshakes = 0 }), loop, false},
+		{"a large handshake budget", with(withSecret, func(c *ListenConfig) { c.MaxHandshakes = MaxHandshakesLimit + 1 }), loop, false},
+		{"no handshake deadline", with(withSecret, func(c *ListenConfig) { c.HandshakeTimeout = 0 }), loop, false},
+		{"a long handshake deadline", with(withSecret, func(c *ListenConfig) { c.HandshakeTimeout = 2 * time.Minute }), loop, false},
 	} {
 		if err := tc.cfg.Validate(tc.addr); (err == nil) != tc.ok {
 			t.Errorf("%s: %v", tc.name, err)
 		}
 	}
 }
+
+// with returns c changed by mod.
+func with(c ListenConfig, mod func(*ListenConfig)) ListenConfig { mod(&c); return c }
 
 func TestParseAddrs(t *testing.T) {
 	good := map[string][]Addr{

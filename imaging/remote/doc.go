@@ -20,7 +20,9 @@
 // Over the network (coffer-imager --listen, coffer serve --image-workers-remote) the
 // same frames run on one TCP or TLS connection per server and worker, after a
 // handshake in which both prove the shared secret (handshake.go). The worker side is
-// ServeListener: per connection the same serve loop, with a cap on connections and
+// ServeListener: per connection the same serve loop, with a cap on authenticated
+// connections, a separate small budget and a short deadline for those still in
+// their handshake (preauth.go: silent peers cannot keep servers out), a cap
 // on requests held over all of them (ListenConfig.MaxRequests: beyond it a request is
 // answered EUNAVAILABLE before its source is held), and a drain on shutdown. The
 // server side is Cluster, another imaging.Engine: one worker type (worker) talks to a

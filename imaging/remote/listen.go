@@ -8,6 +8,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,14 +28,21 @@ type ListenConfig struct {
 	// TLS, if set, wraps every connection (its ClientAuth and ClientCAs make it
 	// mTLS); the handshake then runs inside TLS.
 	TLS *tls.Config
-	// MaxConns is how many connections are served at once; more are closed at once.
+	// MaxConns is how many authenticated connections are served at once; a
+	// connection that authenticates beyond them is closed. Connections still in
+	// their handshake do not count.
 	MaxConns int
+	// MaxHandshakes is how many connections may be in their handshake at once
+	// (preauth.go): beyond, a new connection takes the place of an older one.
+	// 1 to MaxHandshakesLimit.
+	MaxHandshakes int
 	// MaxRequests is how many requests the worker holds at once, over all
 	// connections, running or waiting for the engine (each holds its source, up to
 	// MaxSource bytes): beyond it a request is answered with EUNAVAILABLE at once,
 	// so N servers cannot make one worker hold N queues of sources.
 	MaxRequests int
-	// HandshakeTimeout bounds the handshake of a new connection.
+	// HandshakeTimeout bounds the handshake of a new connection (TLS included);
+	// at most HandshakeTimeoutLimit.
 	HandshakeTimeout time.Duration
 	// DrainTimeout is how long a stopping worker waits for the requests it holds to
 	// be answered (new ones are answered with EUNAVAILABLE) before it closes the
@@ -50,6 +58,10 @@ type ListenConfig struct {
 func (c ListenConfig) Validate(addr net.Addr) error {
 	if c.MaxConns < 1 || c.MaxRequests < 1 || c.HandshakeTimeout <= 0 || c.MaxSource < 1 {
 		return coffer.Errorf(coffer.EINVALID, "image worker listener: MaxConns, MaxRequests, HandshakeTimeout and MaxSource must be positive")
+	}
+	if c.MaxHandshakes < 1 || c.MaxHandshakes > MaxHandshakesLimit || c.HandshakeTimeout > HandshakeTimeoutLimit {
+		return coffer.Errorf(coffer.EINVALID, "image worker listener: MaxHandshakes must be 1 to %d and HandshakeTimeout at most %v",
+			MaxHandshakesLimit, HandshakeTimeoutLimit)
 	}
 	if len(c.Secret) > 0 || (c.TLS != nil && c.TLS.ClientAuth == tls.RequireAndVerifyClientCert) {
 		return nil
@@ -86,13 +98,13 @@ func ServeListener(ctx context.Context, ln net.Listener, e imaging.Engine, cfg L
 			}
 			return err
 		}
-		if !l.add(c) {
-			l.log.Warn("too many connections; closing a new one", "remote", c.RemoteAddr().String(), "max", cfg.MaxConns)
+		p := l.arrive(c)
+		if p == nil {
 			c.Close()
 			continue
 		}
 		l.wg.Add(1)
-		go l.serve(c)
+		go l.serve(p)
 	}
 }
 
@@ -104,20 +116,56 @@ type listener struct {
 	admit  *admission // ListenConfig.MaxRequests places, shared by the connections
 	wg     sync.WaitGroup
 
-	mu     sync.Mutex
-	conns  map[net.Conn]bool
-	closed bool
+	mu      sync.Mutex
+	pending []*pending        // in their handshake, oldest first; at most MaxHandshakes
+	conns   map[net.Conn]bool // authenticated; at most MaxConns
+	closed  bool
 }
 
-// add registers c unless MaxConns are open or the listener is closing.
-func (l *listener) add(c net.Conn) bool {
+// arrive registers c as in its handshake, evicting another if MaxHandshakes are
+// (preauth.go); nil if the listener is closing.
+func (l *listener) arrive(c net.Conn) *pending {
+	p := &pending{conn: c, source: sourceOf(c.RemoteAddr())}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closed || len(l.conns) >= l.cfg.MaxConns {
-		return false
+	if l.closed {
+		return nil
 	}
-	l.conns[c] = true
-	return true
+	l.pending = append(l.pending, p)
+	if len(l.pending) > l.cfg.MaxHandshakes {
+		i := victim(l.pending)
+		v := l.pending[i]
+		l.pending = slices.Delete(l.pending, i, i+1)
+		v.evicted = true
+		v.conn.Close() // its serve sees the error and logs errEvicted
+	}
+	return p
+}
+
+// authenticated moves p from the handshake budget to MaxConns, or says why not.
+func (l *listener) authenticated(p *pending) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pending = slices.DeleteFunc(l.pending, func(q *pending) bool { return q == p })
+	switch {
+	case p.evicted:
+		return errEvicted
+	case l.closed:
+		return errStopping
+	case len(l.conns) >= l.cfg.MaxConns:
+		return errTooMany
+	}
+	l.conns[p.conn] = true
+	return nil
+}
+
+// forget drops p, in its handshake or authenticated; it says whether p was evicted.
+func (l *listener) forget(p *pending) (evicted bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pending = slices.DeleteFunc(l.pending, func(q *pending) bool { return q == p })
+	delete(l.conns, p.conn)
+	return p.evicted
 }
 
 // drain refuses new requests and waits up to DrainTimeout for those held to end.
@@ -140,24 +188,30 @@ func (l *listener) closeAll() {
 	for c := range l.conns {
 		c.Close()
 	}
+	for _, p := range l.pending {
+		p.conn.Close()
+	}
 }
 
 // serve authenticates one connection and serves it until the server closes it.
-func (l *listener) serve(c net.Conn) {
+func (l *listener) serve(p *pending) {
 	defer l.wg.Done()
-	defer func() {
-		l.mu.Lock()
-		delete(l.conns, c)
-		l.mu.Unlock()
-		c.Close()
-	}()
+	c := p.conn
+	defer func() { l.forget(p); c.Close() }()
 	remote := c.RemoteAddr().String()
 	c.SetDeadline(time.Now().Add(l.cfg.HandshakeTimeout))
 	if l.cfg.TLS != nil {
 		c = tls.Server(c, l.cfg.TLS)
 	}
 	if err := acceptHandshake(c, l.cfg.Secret, rand.Reader); err != nil {
+		if l.forget(p) {
+			err = errEvicted
+		}
 		l.log.Warn("refused an unauthenticated connection", "remote", remote, "err", err)
+		return
+	}
+	if err := l.authenticated(p); err != nil {
+		l.log.Warn("closing a server's connection", "remote", remote, "err", err, "max_conns", l.cfg.MaxConns)
 		return
 	}
 	c.SetDeadline(time.Time{})

@@ -1,13 +1,9 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -19,41 +15,15 @@ import (
 
 const imagerSecret = "e2e-imager-secret"
 
-// listeningImager is a coffer-imager started with --listen.
-type listeningImager struct {
-	cmd  *exec.Cmd
-	addr string
-	logs *syncBuffer
-}
-
 // startImager runs coffer-imager --listen on a loopback port chosen by the system,
 // with env and args, and returns it once it logged its address.
-func startImager(t *testing.T, env []string, args ...string) *listeningImager {
+func startImager(t *testing.T, env []string, args ...string) *imagingtest.Imager {
 	t.Helper()
-	cmd := exec.Command(imager, append([]string{"--listen", "127.0.0.1:0", "--workers", "1"}, args...)...)
-	cmd.Env = append(os.Environ(), env...)
-	stderr, err := cmd.StderrPipe()
+	w, err := imagingtest.StartImager(imager, env, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	w := &listeningImager{cmd: cmd, logs: &syncBuffer{}}
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		w.logs.Write(append(sc.Bytes(), '\n'))
-		var line struct{ Msg, Addr string }
-		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "listening for servers" {
-			w.addr = line.Addr
-			break
-		}
-	}
-	if w.addr == "" {
-		t.Fatalf("coffer-imager did not listen:\n%s", w.logs)
-	}
-	go io.Copy(w.logs, stderr)
+	t.Cleanup(w.Stop)
 	return w
 }
 
@@ -67,7 +37,7 @@ func TestRemoteImageWorkers(t *testing.T) {
 	}
 	env := []string{"COFFER_IMAGER_SECRET=" + imagerSecret}
 	w1, w2 := startImager(t, env), startImager(t, env)
-	p := start(t, "COFFER_DATA_DIR="+t.TempDir(), "COFFER_IMAGE_WORKERS_REMOTE=http://"+w1.addr+","+w2.addr,
+	p := start(t, "COFFER_DATA_DIR="+t.TempDir(), "COFFER_IMAGE_WORKERS_REMOTE=http://"+w1.Addr+","+w2.Addr,
 		"COFFER_IMAGE_WORKERS_SECRET="+imagerSecret, "COFFER_IMAGE_WORKERS=4", "COFFER_VARIANT_CACHE_SIZE=0", "COFFER_VARIANTS_PER_FILE=0")
 	f, err := p.uploadStream(context.Background(), "photo.jpg", bytes.NewReader(testJPEG(t, 1200, 900)))
 	if err != nil {
@@ -77,8 +47,8 @@ func TestRemoteImageWorkers(t *testing.T) {
 	if codes[200] != 24 {
 		t.Fatalf("statuses %v, want 24 x 200\nlogs:\n%s", codes, p.logs)
 	}
-	n1, n2 := p.workerCount(w1.addr), p.workerCount(w2.addr)
-	t.Logf("24 transformations: %v on %s, %v on %s", n1, w1.addr, n2, w2.addr)
+	n1, n2 := p.workerCount(w1.Addr), p.workerCount(w2.Addr)
+	t.Logf("24 transformations: %v on %s, %v on %s", n1, w1.Addr, n2, w2.Addr)
 	if n1 < 1 || n2 < 1 || n1+n2 != 24 {
 		t.Errorf("per-worker transformations %v and %v: want both > 0, 24 in all", n1, n2)
 	}
@@ -95,16 +65,16 @@ func TestRemoteImageWorkers(t *testing.T) {
 		}
 	}
 	p.mustAdmin(&info, "server", "info")
-	if rw := info.ImageWorkers.RemoteWorkers; len(rw) != 2 || rw[0].Addr != w1.addr || !rw[0].Healthy ||
-		rw[0].Transforms != fmt.Sprint(n1) || rw[1].Addr != w2.addr || rw[1].Transforms != fmt.Sprint(n2) {
-		t.Errorf("coffer admin server info: remote workers %+v, want %s (%v) and %s (%v), healthy", rw, w1.addr, n1, w2.addr, n2)
+	if rw := info.ImageWorkers.RemoteWorkers; len(rw) != 2 || rw[0].Addr != w1.Addr || !rw[0].Healthy ||
+		rw[0].Transforms != fmt.Sprint(n1) || rw[1].Addr != w2.Addr || rw[1].Transforms != fmt.Sprint(n2) {
+		t.Errorf("coffer admin server info: remote workers %+v, want %s (%v) and %s (%v), healthy", rw, w1.Addr, n1, w2.Addr, n2)
 	}
-	codes = p.transformLoad(f.ID, 4, 60, func() { w1.cmd.Process.Kill() })
-	t.Logf("60 transformations, %s killed after the 10th: statuses %v", w1.addr, codes)
+	codes = p.transformLoad(f.ID, 4, 60, func() { w1.Cmd.Process.Kill() })
+	t.Logf("60 transformations, %s killed after the 10th: statuses %v", w1.Addr, codes)
 	if codes[200]+codes[503] != 60 || codes[200] < 30 {
 		t.Errorf("statuses %v: want 200 and 503 only, most 200", codes)
 	}
-	if up := p.metric(fmt.Sprintf("coffer_image_remote_worker_up{worker=%q}", w1.addr)); up != 0 {
+	if up := p.metric(fmt.Sprintf("coffer_image_remote_worker_up{worker=%q}", w1.Addr)); up != 0 {
 		t.Errorf("killed worker up = %v", up)
 	}
 	if codes = p.transformLoad(f.ID, 2, 6, nil); codes[200] != 6 {
@@ -164,9 +134,9 @@ func TestRemoteImageWorkersRefuse(t *testing.T) {
 		}
 	}
 	w := startImager(t, []string{"COFFER_IMAGER_SECRET=" + imagerSecret})
-	launch(t, "COFFER_DATA_DIR="+t.TempDir(), "COFFER_IMAGE_WORKERS_REMOTE="+w.addr, "COFFER_IMAGE_WORKERS_SECRET=wrong").wantNoWorker()
-	if !strings.Contains(w.logs.String(), "refused an unauthenticated connection") {
-		t.Errorf("worker logs:\n%s", w.logs)
+	launch(t, "COFFER_DATA_DIR="+t.TempDir(), "COFFER_IMAGE_WORKERS_REMOTE="+w.Addr, "COFFER_IMAGE_WORKERS_SECRET=wrong").wantNoWorker()
+	if !strings.Contains(w.Logs(), "refused an unauthenticated connection") {
+		t.Errorf("worker logs:\n%s", w.Logs())
 	}
 }
 
@@ -183,14 +153,14 @@ func TestRemoteImageWorkersMutualTLS(t *testing.T) {
 	wCert, wKey := ca.WriteIssued(dir, "worker")
 	sCert, sKey := ca.WriteIssued(dir, "server")
 	w := startImager(t, nil, "--tls-cert", wCert, "--tls-key", wKey, "--tls-client-ca", caFile)
-	tlsEnv := []string{"COFFER_IMAGE_WORKERS_REMOTE=https://" + w.addr, "COFFER_IMAGE_WORKERS_TLS_CA=" + caFile}
+	tlsEnv := []string{"COFFER_IMAGE_WORKERS_REMOTE=https://" + w.Addr, "COFFER_IMAGE_WORKERS_TLS_CA=" + caFile}
 	p := start(t, append(tlsEnv, "COFFER_DATA_DIR="+t.TempDir(), "COFFER_IMAGE_WORKERS_TLS_CERT="+sCert, "COFFER_IMAGE_WORKERS_TLS_KEY="+sKey)...)
 	f, err := p.uploadStream(context.Background(), "photo.jpg", bytes.NewReader(testJPEG(t, 400, 300)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.wantImage(f.ID, 100, 75)
-	if n := p.workerCount(w.addr); n != 1 {
+	if n := p.workerCount(w.Addr); n != 1 {
 		t.Errorf("worker answered %v transformations, want 1", n)
 	}
 	launch(t, append(tlsEnv, "COFFER_DATA_DIR="+t.TempDir())...).wantNoWorker() // no client certificate

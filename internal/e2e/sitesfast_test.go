@@ -23,7 +23,7 @@ func fastSiteDoc(originURL string) string {
   "id": "fast", "hosts": ["fast.test"], "notFound": "/404.html",
   "headers": [{"match": "**.js", "set": {"X-Rule": "js", "Vary": "Origin"}}],
   "routes": [
-    {"path": "/media/*", "stripPrefix": "/media", "tags": ["media"], "target": {"http": {"url": %[1]q}},
+    {"path": "/media/*", "stripPrefix": "/media", "tags": ["media"], "target": {"http": {"url": %[1]q, "precompressed": true}},
      "edge": {"ttl": "1h"}, "headers": {"X-Route": "media"},
      "cacheControl": [{"match": "**.js", "value": "public, max-age=31536000, immutable"}]},
     {"path": "/typed/*", "stripPrefix": "/typed", "target": {"http": {"url": %[1]q}},

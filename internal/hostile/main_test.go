@@ -25,7 +25,6 @@ import (
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/imaging/imagingtest"
 	"github.com/coffer/coffer/internal/apptest"
-	"github.com/golang-jwt/jwt/v5"
 )
 
 const (
@@ -79,6 +78,7 @@ type server struct {
 	panics  *atomic.Int64
 	errLogs *atomic.Int64 // ERROR records: internal errors are logged once
 	images  bool
+	host    string // the Host header of do and rawDo; "" = the listen address
 }
 
 // newServer starts a server with the suite's rules and buckets: default, priv
@@ -87,18 +87,29 @@ type server struct {
 // no names, and image transformations without a cost budget.
 func newServer(t *testing.T) *server {
 	t.Helper()
+	s := startServer(t, "", nil)
+	for _, b := range []string{`{"id":"priv"}`, `{"id":"inline","allowInline":true}`, `{"id":"signed","presignedUrlsEnabled":true}`} {
+		s.mustStatus(http.StatusCreated, "POST", "/v1/buckets", strings.NewReader(b), s.admin()...)
+	}
+	return s
+}
+
+// startServer starts a server with the suite's settings changed by tweak (nil: as
+// they are), answering do and rawDo as host ("" = its listen address).
+func startServer(t *testing.T, host string, tweak func(*app.Config)) *server {
+	t.Helper()
 	root := t.TempDir()
-	s := &server{t: t, root: root, data: filepath.Join(root, "data"), panics: new(atomic.Int64), errLogs: new(atomic.Int64)}
+	s := &server{t: t, root: root, data: filepath.Join(root, "data"), panics: new(atomic.Int64), errLogs: new(atomic.Int64), host: host}
 	log := slog.New(&countingLog{panics: s.panics, errors: s.errLogs})
 	cfg, parts := s.config()
+	if tweak != nil {
+		tweak(&cfg)
+	}
 	apptest.Start(t, cfg, parts, log)
 	s.url = cfg.PublicURL
 	s.client = &http.Client{Timeout: time.Minute, Transport: &http.Transport{},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }} // the server's answer, as it is
 	t.Cleanup(s.client.CloseIdleConnections)
-	for _, b := range []string{`{"id":"priv"}`, `{"id":"inline","allowInline":true}`, `{"id":"signed","presignedUrlsEnabled":true}`} {
-		s.mustStatus(http.StatusCreated, "POST", "/v1/buckets", strings.NewReader(b), s.admin()...)
-	}
 	return s
 }
 
@@ -111,7 +122,6 @@ func (s *server) config() (app.Config, app.Parts) {
 	}
 	cfg.AdminSecret, cfg.JWTSecret = adminSecret, `{"type":"HS256","key":"`+jwtKey+`"}`
 	cfg.Webhooks.AllowNetworks = []string{"127.0.0.0/8"}
-	cfg.H2C = true // HTTP/2 without TLS too, as the reviewed deployments run it
 	var err error
 	if s.signer, err = auth.NewSigner("k1", map[string][]byte{"k1": []byte(presignKey)}); err != nil {
 		s.t.Fatal(err)
@@ -156,19 +166,7 @@ func (l *countingLog) Handle(_ context.Context, r slog.Record) error {
 }
 
 // token returns a signed HS256 token for role "user" and user id user.
-func token(user string) string {
-	claims := jwt.MapClaims{
-		"sub": user, "exp": time.Now().Add(time.Hour).Unix(), "iat": time.Now().Unix(),
-		"https://hasura.io/jwt/claims": map[string]any{
-			"x-hasura-default-role": "user", "x-hasura-allowed-roles": []string{"user"}, "x-hasura-user-id": user,
-		},
-	}
-	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte(jwtKey))
-	if err != nil {
-		panic(err)
-	}
-	return s
-}
+func token(user string) string { return signToken(jwtKey, user) }
 
 // admin returns the admin secret header; as returns a user's bearer token header.
 func (s *server) admin() []string { return []string{"X-Hasura-Admin-Secret", adminSecret} }
@@ -191,6 +189,7 @@ func (s *server) do(method, path string, body io.Reader, hdr ...string) answer {
 	if err != nil {
 		s.t.Fatalf("%s %q: %v", method, path, err)
 	}
+	req.Host = s.host
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
@@ -227,12 +226,20 @@ func (s *server) mustStatus(want int, method, path string, body io.Reader, hdr .
 // headers and the path may hold any byte a client library would refuse.
 func (s *server) rawDo(method, target string, hdr ...string) answer {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n", method, target, strings.TrimPrefix(s.url, "http://"))
+	fmt.Fprintf(&b, "%s %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n", method, target, s.hostHeader())
 	for i := 0; i+1 < len(hdr); i += 2 {
 		fmt.Fprintf(&b, "%s: %s\r\n", hdr[i], hdr[i+1])
 	}
 	b.WriteString("\r\n")
 	return s.raw(method, b.String())
+}
+
+// hostHeader is the Host the suite's requests carry.
+func (s *server) hostHeader() string {
+	if s.host != "" {
+		return s.host
+	}
+	return strings.TrimPrefix(s.url, "http://")
 }
 
 // raw writes req on a new connection and reads one answer to method.

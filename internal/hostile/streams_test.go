@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coffer/coffer/app"
 	"github.com/coffer/coffer/internal/streamtest"
 )
 
@@ -29,7 +30,7 @@ var streamPaths = []string{
 // gRPC protocol and Connect streaming), anonymous, on every streaming method and on
 // unary health checks, then streams on one connection until it is refused.
 func TestStreamBudgets(t *testing.T) {
-	s := newServer(t)
+	s := startServer(t, "", func(c *app.Config) { c.H2C = true })
 	tl := s.tally("streams")
 	for _, size := range []int{2<<20 - 64, 16<<10 - 64, 64} { // past the message limit; within it; tiny (the count)
 		frame := streamtest.BombFrame(size)

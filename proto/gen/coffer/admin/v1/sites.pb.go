@@ -406,13 +406,21 @@ func (*Target_S3) isTarget_Kind() {}
 
 func (*Target_Redirect) isTarget_Kind() {}
 
-// Files of a coffer bucket: key = prefix + path.
+// Files of a coffer bucket: key = prefix + path. When the tenant's rules let a
+// role other than the admin upload or replace files in the bucket, unless trusted:
+// a file of a type that is not passive (HTML, SVG, XML, JavaScript...) is served
+// with the sandbox Content-Security-Policy /v1 sends, and a precompressed sibling
+// ("p.html.br", ".zst", ".gz") answers for a file only when the same user uploaded
+// both (else the compressed copy is made from the file).
 type BucketTarget struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The bucket's id.
 	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	// A name prefix ("" for none).
-	Prefix        string `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	Prefix string `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	// Every writer of the bucket publishes the site: files are served as they are
+	// (active content unsandboxed, any precompressed sibling).
+	Trusted       bool `protobuf:"varint,3,opt,name=trusted,proto3" json:"trusted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -461,15 +469,33 @@ func (x *BucketTarget) GetPrefix() string {
 	return ""
 }
 
+func (x *BucketTarget) GetTrusted() bool {
+	if x != nil {
+		return x.Trusted
+	}
+	return false
+}
+
 // An upstream web server: the key is appended to url.
 type HTTPOrigin struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The base URL, "http(s)://host[:port][/base/]".
 	Url string `protobuf:"bytes,1,opt,name=url,proto3" json:"url,omitempty"`
-	// Headers sent with every upstream request (e.g. an auth token).
+	// Headers sent with every upstream request (e.g. an auth token). Write-only:
+	// answers leave them out and name them in headers_set.
 	Headers map[string]string `protobuf:"bytes,2,rep,name=headers,proto3" json:"headers,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// How long an upstream request may wait for its headers (unset: 10s).
-	Timeout       *durationpb.Duration `protobuf:"bytes,3,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	Timeout *durationpb.Duration `protobuf:"bytes,3,opt,name=timeout,proto3" json:"timeout,omitempty"`
+	// The names of the headers that are set, in answers. In UpdateSite, each header
+	// named here and not set in headers keeps its stored value (from the stored
+	// origin of the same url; INVALID_ARGUMENT if there is none); a header neither
+	// set nor named is dropped.
+	HeadersSet []string `protobuf:"bytes,4,rep,name=headers_set,json=headersSet,proto3" json:"headers_set,omitempty"`
+	// The origin holds precompressed siblings ("p.html.br", ".zst", ".gz") and
+	// answers 404 for a missing one: they are fetched. Unset, they are not (an
+	// origin answering 200 for any path would have that answer served as the
+	// compressed page): compressed copies are made from the object.
+	Precompressed bool `protobuf:"varint,5,opt,name=precompressed,proto3" json:"precompressed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -523,6 +549,20 @@ func (x *HTTPOrigin) GetTimeout() *durationpb.Duration {
 		return x.Timeout
 	}
 	return nil
+}
+
+func (x *HTTPOrigin) GetHeadersSet() []string {
+	if x != nil {
+		return x.HeadersSet
+	}
+	return nil
+}
+
+func (x *HTTPOrigin) GetPrecompressed() bool {
+	if x != nil {
+		return x.Precompressed
+	}
+	return false
 }
 
 // An S3 bucket with its own credentials: key = prefix + path.
@@ -2060,15 +2100,19 @@ const file_coffer_admin_v1_sites_proto_rawDesc = "" +
 	"\x04http\x18\x02 \x01(\v2\x1b.coffer.admin.v1.HTTPOriginH\x00R\x04http\x12+\n" +
 	"\x02s3\x18\x03 \x01(\v2\x19.coffer.admin.v1.S3OriginH\x00R\x02s3\x127\n" +
 	"\bredirect\x18\x04 \x01(\v2\x19.coffer.admin.v1.RedirectH\x00R\bredirectB\x06\n" +
-	"\x04kind\"6\n" +
+	"\x04kind\"P\n" +
 	"\fBucketTarget\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12\x16\n" +
-	"\x06prefix\x18\x02 \x01(\tR\x06prefix\"\xd3\x01\n" +
+	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x18\n" +
+	"\atrusted\x18\x03 \x01(\bR\atrusted\"\x9a\x02\n" +
 	"\n" +
 	"HTTPOrigin\x12\x10\n" +
 	"\x03url\x18\x01 \x01(\tR\x03url\x12B\n" +
 	"\aheaders\x18\x02 \x03(\v2(.coffer.admin.v1.HTTPOrigin.HeadersEntryR\aheaders\x123\n" +
-	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x1a:\n" +
+	"\atimeout\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\atimeout\x12\x1f\n" +
+	"\vheaders_set\x18\x04 \x03(\tR\n" +
+	"headersSet\x12$\n" +
+	"\rprecompressed\x18\x05 \x01(\bR\rprecompressed\x1a:\n" +
 	"\fHeadersEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xc5\x02\n" +
