@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coffer/coffer/app"
 	"github.com/coffer/coffer/internal/streamtest"
 )
 
@@ -26,52 +25,63 @@ var streamPaths = []string{
 	"/grpc.health.v1.Health/Watch",
 }
 
-// TestStreamBudgets: category "streams": 2 MiB bodies of gzip bombs over h2c (the
-// gRPC protocol and Connect streaming), anonymous, on every streaming method and on
-// unary health checks, then streams on one connection until it is refused.
+// TestStreamBudgets: category "streams", on the multi-tenant server with h2c (as
+// the review ran it), at the default tenant's host and at tenant a's: 2 MiB bodies
+// of gzip bombs over h2c (the gRPC protocol and Connect streaming), anonymous, on
+// every streaming method and on unary health checks, then streams on one
+// connection, to both tenants' hosts in turn, until it is refused.
 func TestStreamBudgets(t *testing.T) {
-	s := startServer(t, "", func(c *app.Config) { c.H2C = true })
-	tl := s.tally("streams")
-	for _, size := range []int{2<<20 - 64, 16<<10 - 64, 64} { // past the message limit; within it; tiny (the count)
-		frame := streamtest.BombFrame(size)
-		n := (2<<20 - 4096) / len(frame) // a body of about 2 MiB, the most the face reads of one call
-		for _, path := range streamPaths {
-			for _, connect := range []bool{false, true} {
-				what := fmt.Sprintf("%s %s, %d messages of %d bytes", map[bool]string{false: "grpc", true: "connect"}[connect], path, n, size)
-				cpu := s.cpuSeconds()
-				res := streamtest.Send(s.h2cClient(), s.url+path, frame, n, connect)
-				used := s.cpuSeconds() - cpu
-				t.Logf("%s: %v, %.3f s of CPU", what, res, used)
-				wrong := ""
-				switch {
-				case used > streamCPU:
-					wrong = fmt.Sprintf("cost %.2f s of CPU", used)
-				case res.Answers >= n || !cut(res, path):
-					wrong = "not cut"
+	ts := newTenantServer(t)
+	tl := ts.tally("streams")
+	for _, host := range []string{defaultHost, ts.a.host} {
+		for _, size := range []int{2<<20 - 64, 16<<10 - 64, 64} { // past the message limit; within it; tiny (the count)
+			frame := streamtest.BombFrame(size)
+			n := (2<<20 - 4096) / len(frame) // a body of about 2 MiB, the most the face reads of one call
+			for _, path := range streamPaths {
+				for _, connect := range []bool{false, true} {
+					what := fmt.Sprintf("%s %s%s, %d messages of %d bytes", map[bool]string{false: "grpc", true: "connect"}[connect], host, path, n, size)
+					ts.bombStream(tl, what, host, path, frame, n, connect)
 				}
-				tl.probe(what, streamAnswer(res), wrong)
 			}
 		}
+		// A unary health check of a 2 MiB gzip bomb: over the message limit.
+		res := streamtest.Send(ts.h2cClient(), ts.url+"/grpc.health.v1.Health/Check", streamtest.BombFrame(2<<20-64), 1, false, "Host", host)
+		tl.probe(host+": health check, a 2 MiB gzip bomb", streamAnswer(res), map[bool]string{false: "not refused"}[res.ResourceExhausted()])
 	}
-	// A unary health check of a 2 MiB gzip bomb: over the message limit.
-	res := streamtest.Send(s.h2cClient(), s.url+"/grpc.health.v1.Health/Check", streamtest.BombFrame(2<<20-64), 1, false)
-	tl.probe("health check, a 2 MiB gzip bomb", streamAnswer(res), map[bool]string{false: "not refused"}[res.ResourceExhausted()])
-	s.connBudget(tl)
+	ts.connBudget(tl, defaultHost, ts.a.host, ts.b.host)
 }
 
-// connBudget opens streams of 16 KiB bombs on one h2c connection until it is
-// refused (each is cut at the stream's budget): the refusal must come, and the
-// whole connection must have cost little.
-func (s *server) connBudget(tl *tally) {
+// bombStream sends one bomb stream to host on a connection of its own: it must be
+// cut, having cost at most streamCPU.
+func (s *server) bombStream(tl *tally, what, host, path string, frame []byte, n int, connect bool) {
+	cpu := s.cpuSeconds()
+	res := streamtest.Send(s.h2cClient(), s.url+path, frame, n, connect, "Host", host)
+	used := s.cpuSeconds() - cpu
+	s.t.Logf("%s: %v, %.3f s of CPU", what, res, used)
+	wrong := ""
+	switch {
+	case used > streamCPU:
+		wrong = fmt.Sprintf("cost %.2f s of CPU", used)
+	case res.Answers >= n || !cut(res, path):
+		wrong = "not cut"
+	}
+	tl.probe(what, streamAnswer(res), wrong)
+}
+
+// connBudget opens streams of 16 KiB bombs on one h2c connection, to hosts in turn,
+// until it is refused (each is cut at the stream's budget): the refusal must come,
+// and the whole connection must have cost little.
+func (s *server) connBudget(tl *tally, hosts ...string) {
 	hc, frame := s.h2cClient(), streamtest.BombFrame(16<<10-64)
 	cpu, refused := s.cpuSeconds(), 0
 	for i := 0; i < 100 && refused == 0 && s.cpuSeconds()-cpu <= 1; i++ {
-		if res := streamtest.Send(hc, s.url+streamPaths[0], frame, 4096, false); strings.Contains(res.Msg, "connection") {
+		res := streamtest.Send(hc, s.url+streamPaths[0], frame, 4096, false, "Host", hosts[i%len(hosts)])
+		if strings.Contains(res.Msg, "connection") {
 			refused = i + 1
 		}
 	}
 	used := s.cpuSeconds() - cpu
-	s.t.Logf("one connection: refused at stream %d, %.2f s of CPU", refused, used)
+	s.t.Logf("one connection to %v: refused at stream %d, %.2f s of CPU", hosts, refused, used)
 	wrong := ""
 	if refused == 0 || used > 1 {
 		wrong = fmt.Sprintf("refused at stream %d (0: never), %.2f s of CPU", refused, used)

@@ -58,8 +58,8 @@ func (r Result) String() string {
 }
 
 // Send sends n copies of frame as one call of url over hc, with the gRPC protocol
-// or Connect streaming (connect true) and headers hdr (key, value pairs), and
-// reads the answer to its end.
+// or Connect streaming (connect true) and headers hdr (key, value pairs; "Host"
+// sets the request's host), and reads the answer to its end.
 func Send(hc *http.Client, url string, frame []byte, n int, connect bool, hdr ...string) Result {
 	req, err := http.NewRequest("POST", url, bytes.NewReader(bytes.Repeat(frame, n)))
 	if err != nil {
@@ -74,6 +74,10 @@ func Send(hc *http.Client, url string, frame []byte, n int, connect bool, hdr ..
 		req.Header.Set("Te", "trailers")
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if http.CanonicalHeaderKey(hdr[i]) == "Host" {
+			req.Host = hdr[i+1]
+			continue
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	resp, err := hc.Do(req)
