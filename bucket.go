@@ -20,8 +20,12 @@ type Bucket struct {
 	PresignedURLsEnabled bool
 	Public               bool // anonymous read
 	AllowInline          bool // serve script-capable types inline
-	CreatedAt            time.Time
-	UpdatedAt            time.Time
+	// CacheControlShared sends CacheControl (and Surrogate-Control) on every download,
+	// as hasura-storage does; off, only anonymous downloads get them and the others
+	// are private (PrivateCacheControl).
+	CacheControlShared bool
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
 }
 
 // NewBucket returns a bucket with hasura-storage's defaults.
@@ -46,6 +50,7 @@ type BucketUpdate struct {
 	PresignedURLsEnabled *bool
 	Public               *bool
 	AllowInline          *bool
+	CacheControlShared   *bool
 }
 
 // Apply copies the set fields of u into b.
@@ -73,6 +78,9 @@ func (u BucketUpdate) Apply(b *Bucket) {
 	}
 	if u.AllowInline != nil {
 		b.AllowInline = *u.AllowInline
+	}
+	if u.CacheControlShared != nil {
+		b.CacheControlShared = *u.CacheControlShared
 	}
 }
 
@@ -113,16 +121,23 @@ const MaxCacheControl = 256
 // checkCacheControl checks that v is empty or a Cache-Control field value (RFC 9111
 // §5.2): comma-separated directives token [ "=" ( token / quoted-string ) ], with
 // optional spaces or tabs around the commas, printable ASCII only. It is sent as is
-// in every download's Cache-Control and Surrogate-Control headers, so a control
-// character (CR, LF...) or a stray byte must never get in.
-func checkCacheControl(v string) error {
+// in the Cache-Control and Surrogate-Control headers of downloads that shared caches
+// may store (PrivateCacheControl for the others), so a control character (CR, LF...)
+// or a stray byte must never get in.
+func checkCacheControl(v string) error { return eachDirective(v, nil) }
+
+// eachDirective calls fn (if not nil) with the name and the whole text of each
+// directive of v, and returns checkCacheControl's error if v is not a list of them.
+func eachDirective(v string, fn func(name, directive string)) error {
 	for i := 0; i < len(v); {
 		i = skipOWS(v, i)
+		start := i
 		n := tokenLen(v[i:])
 		if n == 0 {
 			return badCacheControl(v, i, "a directive name")
 		}
 		i += n
+		name := v[start:i]
 		if i < len(v) && v[i] == '=' {
 			i++
 			if n = tokenLen(v[i:]); n == 0 {
@@ -133,12 +148,55 @@ func checkCacheControl(v string) error {
 			}
 			i += n
 		}
+		if fn != nil {
+			fn(name, v[start:i])
+		}
 		if i = skipOWS(v, i); i < len(v) && (v[i] != ',' || i == len(v)-1) {
 			return badCacheControl(v, i, "',' and another directive")
 		}
 		i++
 	}
 	return nil
+}
+
+// PrivateCacheControl returns the Cache-Control of a download that only the client's
+// own cache may store (RFC 9111 §5.2.2.7), made from a bucket's cacheControl v:
+// "private", then v's directives but those addressed to shared caches (public,
+// private, s-maxage, proxy-revalidate). "max-age=3600" gives "private, max-age=3600";
+// "" gives "private". One allocation when v has none of those (a download's usual
+// case).
+func PrivateCacheControl(v string) string {
+	shared := 0
+	eachDirective(v, func(name, _ string) {
+		if sharedDirective(name) {
+			shared++
+		}
+	})
+	switch {
+	case v == "":
+		return "private"
+	case shared == 0:
+		return "private, " + v
+	}
+	b := make([]byte, 0, len("private, ")+len(v))
+	b = append(b, "private"...)
+	eachDirective(v, func(name, directive string) {
+		if !sharedDirective(name) {
+			b = append(append(b, ", "...), directive...)
+		}
+	})
+	return string(b)
+}
+
+// sharedDirective reports whether a Cache-Control directive name speaks to shared
+// caches.
+func sharedDirective(name string) bool {
+	for _, d := range [...]string{"public", "private", "s-maxage", "proxy-revalidate"} {
+		if strings.EqualFold(name, d) {
+			return true
+		}
+	}
+	return false
 }
 
 func badCacheControl(v string, at int, want string) error {

@@ -48,5 +48,37 @@ func FuzzCheckCacheControl(f *testing.F) {
 				t.Fatalf("%q accepted with byte %#x", v, c)
 			}
 		}
+		p := PrivateCacheControl(v)
+		if err := checkCacheControl(p); err != nil || !strings.HasPrefix(p, "private") {
+			t.Fatalf("PrivateCacheControl(%q) = %q: %v", v, p, err)
+		}
+		eachDirective(p[len("private"):], func(name, _ string) {
+			if n := strings.ToLower(name); n == "public" || n == "private" || n == "s-maxage" || n == "proxy-revalidate" {
+				t.Fatalf("PrivateCacheControl(%q) = %q keeps %s", v, p, name)
+			}
+		})
 	})
+}
+
+// A private download keeps the bucket's directives for the client's cache, never
+// those that let a shared cache store it.
+func TestPrivateCacheControl(t *testing.T) {
+	for v, want := range map[string]string{
+		"":                        "private",
+		"max-age=3600":            "private, max-age=3600",
+		"public, max-age=60":      "private, max-age=60",
+		"max-age=60,S-MAXAGE=600": "private, max-age=60",
+		`private, no-cache="Set-Cookie, X", max-age=60`: `private, no-cache="Set-Cookie, X", max-age=60`,
+		"no-store": "private, no-store",
+		"proxy-revalidate,\tmax-age=1, immutable": "private, max-age=1, immutable",
+		`private="Set-Cookie"`:                    "private",
+	} {
+		if got := PrivateCacheControl(v); got != want {
+			t.Errorf("PrivateCacheControl(%q) = %q, want %q", v, got, want)
+		}
+	}
+	// It runs on every credentialed download.
+	if n := testing.AllocsPerRun(100, func() { PrivateCacheControl("max-age=3600, immutable") }); n > 1 {
+		t.Errorf("%v allocations for a value without shared-cache directives, want 1", n)
+	}
 }

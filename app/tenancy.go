@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"github.com/coffer/coffer/api"
 	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/blob"
+	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/tenant"
@@ -109,6 +111,7 @@ func newTenancy(ctx context.Context, s *Main, c TenantsConfig) (*tenancy, error)
 	empty := map[string]*tenantGraph{}
 	tn.graphs.Store(&empty)
 	s.st.cache.OnTenantChanged(func(string) { tn.kick() })
+	s.st.cache.OnTenantGone(tn.forget)
 	if err := tn.reload(ctx); err != nil {
 		return nil, err
 	}
@@ -133,6 +136,11 @@ func (tn *tenancy) reload(ctx context.Context) error {
 	tn.mu.Lock()
 	defer tn.mu.Unlock()
 	tn.resolver.Store(rs)
+	if prev := tn.tenants.Load(); prev != nil {
+		for _, id := range goneSince(*prev, rows) {
+			tn.s.st.cache.DropTenant(id)
+		}
+	}
 	tn.tenants.Store(&rows)
 	old := *tn.graphs.Load()
 	kept := make(map[string]*tenantGraph, len(old))
@@ -145,6 +153,54 @@ func (tn *tenancy) reload(ctx context.Context) error {
 	}
 	tn.graphs.Store(&kept)
 	return nil
+}
+
+// goneSince lists the tenants of prev that were deleted in rows: gone, being deleted,
+// or held by a tenant created since (an id taken again). A node whose invalidation
+// bus lost "g:<tenant>" drops their cache entries on its next reload all the same.
+func goneSince(prev, rows map[string]*coffer.Tenant) []string {
+	var ids []string
+	for id, p := range prev {
+		t := rows[id]
+		if t == nil || !t.CreatedAt.Equal(p.CreatedAt) || t.State == coffer.TenantDeleting && p.State != coffer.TenantDeleting {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// incarnation tells apart the tenants that have held t's id (a deleted tenant's id
+// may be taken again): its creation time, in microseconds (the stores' precision).
+func incarnation(t *coffer.Tenant) string { return strconv.FormatInt(t.CreatedAt.UnixMicro(), 36) }
+
+// forget drops what this node holds of tenant id, deleted, beside the metadata cache
+// (which dropped its own entries before calling it, OnTenantGone): content and
+// variants, its sites' edge entries and bucket names. What the node served for the
+// id stays counted: its metrics are counters, which never go down, and the platform
+// operator's alone.
+func (tn *tenancy) forget(id string) {
+	if st := tn.s.st; st.content != nil {
+		st.content.DropTenant(id)
+	}
+	if st := tn.s.st; st.variants != nil {
+		st.variants.DropTenant(id)
+	}
+	if st := tn.s.sites; st != nil {
+		st.edge.PurgeScopes(id + "/")
+		st.names.dropTenant(id)
+	}
+}
+
+// dropEverywhere drops tenant id's entries from every cache of every node: this
+// node's at once, the others' through the invalidation bus (PostgreSQL's NOTIFY;
+// this node hears it too, and dropping twice is harmless).
+func (tn *tenancy) dropEverywhere(ctx context.Context, id string) {
+	tn.s.st.cache.DropTenant(id)
+	if n, ok := tn.s.st.base.(meta.Notifier); ok {
+		if err := n.Notify(ctx, cache.GoneKey(id)); err != nil {
+			tn.s.log.Warn("telling the other nodes a tenant was deleted failed; they drop its entries at their next reload", "tenant", id, "err", err)
+		}
+	}
 }
 
 // newResolver builds the resolver of the tenants in list and the default tenant's
@@ -386,7 +442,10 @@ func (tn *tenancy) purgeDeleted(ctx context.Context) {
 	}
 }
 
-// purgeStep removes one batch of t's files and their blobs.
+// purgeStep removes a batch of t's blobs, or once its blob store is empty, a batch
+// of its rows (and the blobs they name, written since). The blobs go while t's row
+// is still there, so never after a new tenant has taken its id (CreateTenant refuses
+// an id being deleted): a purge cannot remove the blobs of the id's next tenant.
 func (tn *tenancy) purgeStep(ctx context.Context, t *coffer.Tenant) error {
 	cfg, err := tn.settings(t)
 	if err != nil {
@@ -397,31 +456,54 @@ func (tn *tenancy) purgeStep(ctx context.Context, t *coffer.Tenant) error {
 		return err
 	}
 	defer blobs.Close()
+	if more, err := tn.sweepDeleted(ctx, t, blobs); err != nil || more {
+		return err
+	}
 	keys, done, err := tn.reg.PurgeTenant(ctx, t.ID, purgeBatch)
 	if err != nil {
 		return err
 	}
 	for _, k := range keys {
 		if err := blobs.Delete(ctx, k); err != nil {
-			return err // an orphan now: the next step's blobs go first, then the sweeper's
+			return err // an orphan now: the next step's sweep removes it
 		}
 	}
 	if !done {
 		return nil
 	}
-	// No row is left: what remains in the tenant's store (image variants, orphans
-	// of an earlier crash) goes too.
-	var rest []string
-	if err := blobs.List(ctx, "", func(a blob.Attrs) error { rest = append(rest, a.Key); return nil }); err != nil {
-		return err
+	tn.s.log.Info("tenant deleted", "tenant", t.ID)
+	tn.dropEverywhere(ctx, t.ID)
+	return tn.reload(ctx)
+}
+
+// errBatchListed stops sweepDeleted's listing at a full batch.
+var errBatchListed = errors.New("a batch listed")
+
+// sweepDeleted deletes up to purgeBatch blobs from the store of t, a tenant being
+// deleted (every blob: those of its rows, image variants, orphans), and reports
+// whether more may be left. It lists first and deletes only if t's row is still
+// there afterwards: every key listed is then t's, not a later tenant's of its id.
+func (tn *tenancy) sweepDeleted(ctx context.Context, t *coffer.Tenant, blobs *blob.Store) (more bool, err error) {
+	var keys []string
+	err = blobs.List(ctx, "", func(a blob.Attrs) error {
+		if keys = append(keys, a.Key); len(keys) == purgeBatch {
+			return errBatchListed
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errBatchListed) || len(keys) == 0 {
+		return false, err
 	}
-	for _, k := range rest {
+	cur, err := tn.reg.GetTenant(ctx, t.ID)
+	if err != nil || !cur.CreatedAt.Equal(t.CreatedAt) || cur.State != coffer.TenantDeleting {
+		return false, err // gone (purged by another node) or another tenant's now: not ours to sweep
+	}
+	for _, k := range keys {
 		if err := blobs.Delete(ctx, k); err != nil {
-			return err
+			return false, err
 		}
 	}
-	tn.s.log.Info("tenant deleted", "tenant", t.ID, "blobs_left_removed", len(rest))
-	return tn.reload(ctx)
+	return len(keys) == purgeBatch, nil
 }
 
 // refusalDelay is how long a refused request waits before its 429 (admit): one

@@ -63,16 +63,7 @@ func do(t *testing.T, base, host, method, path, body string, hdr ...string) (int
 // server's; an unknown host is a bare 404.
 func TestTenantsRoutedByHost(t *testing.T) {
 	c := tenantTestConfig(t)
-	m, err := New(context.Background(), c, Parts{}, discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop, err := m.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	base := "http://" + m.Addr().String()
+	m, base := startMain(t, c)
 	addTenant(t, m, "alpha", "alpha.test", "alpha-secret-0123456")
 	addTenant(t, m, "beta", "beta.test", "beta-secret-01234567")
 	for host, secret := range map[string]string{"alpha.test": "alpha-secret-0123456", "beta.test": "beta-secret-01234567", "default.test": adminSecret} {
@@ -98,16 +89,7 @@ func TestTenantsRoutedByHost(t *testing.T) {
 func TestTenantGraphsBounded(t *testing.T) {
 	c := tenantTestConfig(t)
 	c.Tenants.MaxGraphs, c.Tenants.MetricsLabels = 1, 1
-	m, err := New(context.Background(), c, Parts{}, discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop, err := m.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	base := "http://" + m.Addr().String()
+	m, base := startMain(t, c)
 	addTenant(t, m, "alpha", "alpha.test", "alpha-secret-0123456")
 	addTenant(t, m, "beta", "beta.test", "beta-secret-01234567")
 	for i := range 6 {
@@ -140,16 +122,7 @@ func TestTenantGraphsBounded(t *testing.T) {
 // than 2 s; it is not a speed test), whole and unchanged, and stay off the fast path.
 func TestTenantBandwidthPaced(t *testing.T) {
 	c := tenantTestConfig(t)
-	m, err := New(context.Background(), c, Parts{}, discard())
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop, err := m.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stop()
-	base := "http://" + m.Addr().String()
+	m, base := startMain(t, c)
 	const secret = "paced-secret-0123456"
 	s := &tenant.Settings{AdminSecrets: []string{secret}, Limits: tenant.Limits{BytesPerSecond: 64 << 10}}
 	if err := s.Prepare(m.tenancy.sealer, "paced"); err != nil {

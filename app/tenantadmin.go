@@ -143,6 +143,9 @@ func (a tenantAdmin) Create(ctx context.Context, t *coffer.Tenant) (*coffer.Tena
 		return nil, err
 	}
 	c.State = coffer.TenantActive
+	if old, err := a.tn.reg.GetTenant(ctx, t.ID); err == nil && old.State == coffer.TenantDeleting {
+		return nil, coffer.Errorf(coffer.EPRECONDITION, "tenant %s is still being deleted: its id can be taken again once its data is gone (GetTenant answers not found)", t.ID)
+	}
 	if err := a.tn.reg.CreateTenant(ctx, &c); err != nil {
 		return nil, err
 	}
@@ -237,14 +240,17 @@ func (a tenantAdmin) SetState(ctx context.Context, id string, state coffer.Tenan
 	return a.answer(ctx, id)
 }
 
-// Delete implements rpcapi.TenantAdmin: the tenant is refused at once, its data
-// removed by the background purge (tenancy.purgeDeleted), on any node.
+// Delete implements rpcapi.TenantAdmin: the tenant is refused at once and every node
+// drops its cache entries; its data is removed by the background purge
+// (tenancy.purgeDeleted), on any node, after which its id may be taken again.
 func (a tenantAdmin) Delete(ctx context.Context, id string) error {
 	state := coffer.TenantDeleting
 	if _, err := a.tn.reg.UpdateTenant(ctx, id, coffer.TenantUpdate{State: &state}); err != nil {
 		return err
 	}
-	return a.tn.reload(ctx)
+	err := a.tn.reload(ctx)
+	a.tn.dropEverywhere(ctx, id)
+	return err
 }
 
 // Usage implements rpcapi.TenantAdmin.

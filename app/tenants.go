@@ -105,7 +105,7 @@ func (s *Main) buildTenantService(ctx context.Context, t *coffer.Tenant, cfg ten
 		return nil, fmt.Errorf("metadata store does not keep tenants apart (meta.Tenanted)")
 	}
 	scoped := tenanted.ForTenant(t.ID)
-	cmeta := s.st.cache.ForTenant(t.ID, scoped)
+	cmeta := s.st.cache.ForIncarnation(t.ID, incarnation(t), scoped)
 	blobs, err := s.tenantBlobs(ctx, t, cfg.Storage)
 	if err != nil {
 		return nil, err

@@ -117,6 +117,15 @@ func (c *Content) Forget(key string) {
 	}
 }
 
+// DropTenant drops every entry of tenant, which was deleted (its blobs go with it):
+// nothing reads them again (blob keys are never reused), but an open file held for
+// one would keep its disk space until evicted.
+func (c *Content) DropTenant(tenant string) {
+	if c.c != nil && tenant != coffer.DefaultTenantID {
+		dropPrefix(c.c, tenantKey(tenant, ""))
+	}
+}
+
 // Open returns a reader of blob key, whose size the metadata says is size. A blob up
 // to MaxFile comes from the cache (hit true) or is read whole into it first (or kept
 // open, see sendfileMin); concurrent misses of one key load it once. Larger blobs are

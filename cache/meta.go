@@ -46,22 +46,36 @@ func (c MetaConfig) Validate() error {
 // One Meta serves every tenant: ForTenant returns a tenant's view, which shares the
 // caches, their bounds and counters, and keys its entries apart by the tenant (see
 // tenantKey), so that a view never answers another tenant's row even for the same id.
+//
+// A tenant id can be deleted and taken again by another customer; the view of each
+// incarnation (ForIncarnation) tags what it loads with it and takes nothing another
+// incarnation loaded, so that an entry left by a deleted tenant is never answered to
+// the next one of its id, even if the invalidation that should have dropped it was
+// lost. DropTenant (the cluster event "g:<tenant>") drops a tenant's entries.
 type Meta struct {
 	*metaCaches
 	store meta.Store // the wrapped store: not embedded, so every method is written out
 	// tenant is this view's tenant (coffer.DefaultTenantID for NewMeta's); keyPrefix
-	// is tenantKey(tenant, ""), put before every key of this view's entries.
-	tenant, keyPrefix string
+	// is tenantKey(tenant, ""), put before every key of this view's entries; inc is
+	// the tenant's incarnation ("" for the default tenant), with which this view tags
+	// its entries.
+	tenant, keyPrefix, inc string
 	// Loaders made once per view, so a cache hit allocates no closure.
-	fileLoader   otter.Loader[string, *coffer.File]
-	bucketLoader otter.Loader[string, *coffer.Bucket]
+	fileLoader   otter.Loader[string, tagged[*coffer.File]]
+	bucketLoader otter.Loader[string, tagged[*coffer.Bucket]]
+}
+
+// tagged is a cached row with the incarnation of the tenant whose view loaded it.
+type tagged[V any] struct {
+	v   V
+	inc string
 }
 
 // metaCaches is what every tenant's view of one Meta shares.
 type metaCaches struct {
 	flushes atomic.Uint64
-	files   *otter.Cache[string, *coffer.File]
-	buckets *otter.Cache[string, *coffer.Bucket]
+	files   *otter.Cache[string, tagged[*coffer.File]]
+	buckets *otter.Cache[string, tagged[*coffer.Bucket]]
 	fstats  *stats.Counter
 	bstats  *stats.Counter
 	// onRules holds each tenant's rules-changed function (OnRulesChanged).
@@ -69,6 +83,8 @@ type metaCaches struct {
 	onRules map[string]func()
 	// onTenant runs when a tenant's registry row changes ("t:<tenant>").
 	onTenant atomic.Pointer[func(tenant string)]
+	// onGone runs when a tenant was deleted ("g:<tenant>", DropTenant).
+	onGone atomic.Pointer[func(tenant string)]
 	// onSites runs when a tenant's sites change ("s:<tenant>"), onPurge for a site
 	// purge sent by another node ("p:<payload>"), onWritten after this node wrote
 	// file rows (OnFileWritten).
@@ -98,34 +114,39 @@ func NewMeta(s meta.Store, cfg MetaConfig) (*Meta, error) {
 	}
 	c := &metaCaches{fstats: stats.NewCounter(), bstats: stats.NewCounter(), onRules: map[string]func(){}}
 	var err error
-	c.files, err = otter.New(&otter.Options[string, *coffer.File]{
+	c.files, err = otter.New(&otter.Options[string, tagged[*coffer.File]]{
 		MaximumSize:      cfg.Files,
-		ExpiryCalculator: otter.ExpiryWriting[string, *coffer.File](cfg.TTL),
+		ExpiryCalculator: otter.ExpiryWriting[string, tagged[*coffer.File]](cfg.TTL),
 		StatsRecorder:    c.fstats,
 	})
 	if err != nil {
 		return nil, err
 	}
-	c.buckets, err = otter.New(&otter.Options[string, *coffer.Bucket]{
+	c.buckets, err = otter.New(&otter.Options[string, tagged[*coffer.Bucket]]{
 		MaximumSize:      cfg.Buckets,
-		ExpiryCalculator: otter.ExpiryWriting[string, *coffer.Bucket](cfg.TTL),
+		ExpiryCalculator: otter.ExpiryWriting[string, tagged[*coffer.Bucket]](cfg.TTL),
 		StatsRecorder:    c.bstats,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return c.view(coffer.DefaultTenantID, s), nil
+	return c.view(coffer.DefaultTenantID, "", s), nil
 }
 
 // ForTenant returns tenant's view of the cache over s, that tenant's view of the
 // store m wraps (meta.Tenanted). It shares m's caches; see Meta.
-func (m *Meta) ForTenant(tenant string, s meta.Store) *Meta { return m.view(tenant, s) }
+func (m *Meta) ForTenant(tenant string, s meta.Store) *Meta { return m.view(tenant, "", s) }
+
+// ForIncarnation is ForTenant for one incarnation of tenant (any string that differs
+// between the tenants that have held its id, such as its creation time): the view
+// answers no entry that a view of another incarnation loaded.
+func (m *Meta) ForIncarnation(tenant, inc string, s meta.Store) *Meta { return m.view(tenant, inc, s) }
 
 // view builds tenant's view over s.
-func (c *metaCaches) view(tenant string, s meta.Store) *Meta {
-	m := &Meta{metaCaches: c, store: s, tenant: tenant, keyPrefix: tenantKey(tenant, "")}
-	m.fileLoader = otter.LoaderFunc[string, *coffer.File](m.loadFile)
-	m.bucketLoader = otter.LoaderFunc[string, *coffer.Bucket](m.loadBucket)
+func (c *metaCaches) view(tenant, inc string, s meta.Store) *Meta {
+	m := &Meta{metaCaches: c, store: s, tenant: tenant, keyPrefix: tenantKey(tenant, ""), inc: inc}
+	m.fileLoader = otter.LoaderFunc[string, tagged[*coffer.File]](m.loadFile)
+	m.bucketLoader = otter.LoaderFunc[string, tagged[*coffer.Bucket]](m.loadBucket)
 	return m
 }
 
@@ -144,6 +165,11 @@ func (m *Meta) OnRulesChanged(fn func()) {
 // OnTenantChanged sets fn to run when a tenant's row in the tenant registry changes
 // on another node (the invalidation "t:<tenant>"), so this node reads it again.
 func (m *Meta) OnTenantChanged(fn func(tenant string)) { m.onTenant.Store(&fn) }
+
+// OnTenantGone sets fn to run, after the tenant's entries here are dropped, when a
+// tenant was deleted (DropTenant, or the invalidation "g:<tenant>" from any node), so
+// that the caches beside this one drop theirs too.
+func (m *Meta) OnTenantGone(fn func(tenant string)) { m.onGone.Store(&fn) }
 
 // OnSitesChanged sets fn to run when a tenant's sites change on another node (the
 // invalidation "s:<tenant>"); without it such a key flushes everything.
@@ -188,26 +214,49 @@ type notUploaded struct{ f *coffer.File }
 func (notUploaded) Error() string { return "file not uploaded" }
 
 // loadFile is the file loader: uploaded rows are cached, others passed through.
-func (m *Meta) loadFile(ctx context.Context, key string) (*coffer.File, error) {
+func (m *Meta) loadFile(ctx context.Context, key string) (tagged[*coffer.File], error) {
 	f, err := m.store.GetFile(ctx, key[len(m.keyPrefix):])
 	switch {
 	case coffer.ErrorCode(err) == coffer.ENOTFOUND:
-		return nil, otter.ErrNotFound
+		return tagged[*coffer.File]{}, otter.ErrNotFound
 	case err != nil:
-		return nil, err
+		return tagged[*coffer.File]{}, err
 	case !f.IsUploaded:
-		return nil, notUploaded{f}
+		return tagged[*coffer.File]{}, notUploaded{f}
 	}
-	return f, nil
+	return tagged[*coffer.File]{f, m.inc}, nil
 }
 
 // loadBucket is the bucket loader.
-func (m *Meta) loadBucket(ctx context.Context, key string) (*coffer.Bucket, error) {
+func (m *Meta) loadBucket(ctx context.Context, key string) (tagged[*coffer.Bucket], error) {
 	b, err := m.store.GetBucket(ctx, key[len(m.keyPrefix):])
 	if coffer.ErrorCode(err) == coffer.ENOTFOUND {
-		return nil, otter.ErrNotFound
+		return tagged[*coffer.Bucket]{}, otter.ErrNotFound
 	}
-	return b, err
+	return tagged[*coffer.Bucket]{b, m.inc}, err
+}
+
+// errOtherIncarnation is get's answer when another incarnation of the view's tenant
+// loaded the entry again as soon as it was dropped: the caller reads the store.
+var errOtherIncarnation = errors.New("cached by another incarnation of the tenant")
+
+// get returns key's entry in c as loaded by this view's incarnation: an entry another
+// incarnation loaded is dropped and loaded again (errOtherIncarnation if it comes back
+// from another one again), and one loaded before a Flush is dropped after use.
+func get[V any](ctx context.Context, m *Meta, c *otter.Cache[string, tagged[V]], key string, l otter.Loader[string, tagged[V]]) (V, error) {
+	for range 2 {
+		flushes := m.flushes.Load()
+		e, err := c.Get(ctx, key, l)
+		if m.flushes.Load() != flushes { // the row may have been loaded before the flush
+			c.Invalidate(key)
+		}
+		if err != nil || e.inc == m.inc {
+			return e.v, err
+		}
+		c.Invalidate(key)
+	}
+	var none V
+	return none, errOtherIncarnation
 }
 
 // GetFile answers uploaded files from the cache; others always come from the store.
@@ -216,17 +265,12 @@ func (m *Meta) GetFile(ctx context.Context, id string) (*coffer.File, error) {
 	if !ok {
 		return m.store.GetFile(ctx, id)
 	}
-	key := m.fileKey(id)
-	flushes := m.flushes.Load()
-	f, err := m.files.Get(ctx, key, m.fileLoader)
-	if m.flushes.Load() != flushes { // the row may have been loaded before the flush
-		m.files.Invalidate(key)
-	}
+	f, err := get(ctx, m, m.files, m.fileKey(id), m.fileLoader)
 	var nu notUploaded
 	switch {
 	case errors.As(err, &nu):
 		return nu.f, nil
-	case errors.Is(err, otter.ErrNotFound):
+	case errors.Is(err, otter.ErrNotFound) || err == errOtherIncarnation:
 		return m.store.GetFile(ctx, id) // the store's own ENOTFOUND error
 	case err != nil:
 		return nil, err
@@ -237,13 +281,8 @@ func (m *Meta) GetFile(ctx context.Context, id string) (*coffer.File, error) {
 
 // GetBucket answers from the cache.
 func (m *Meta) GetBucket(ctx context.Context, id string) (*coffer.Bucket, error) {
-	key := m.bucketKey(id)
-	flushes := m.flushes.Load()
-	b, err := m.buckets.Get(ctx, key, m.bucketLoader)
-	if m.flushes.Load() != flushes {
-		m.buckets.Invalidate(key)
-	}
-	if errors.Is(err, otter.ErrNotFound) {
+	b, err := get(ctx, m, m.buckets, m.bucketKey(id), m.bucketLoader)
+	if errors.Is(err, otter.ErrNotFound) || err == errOtherIncarnation {
 		return m.store.GetBucket(ctx, id) // the store's own ENOTFOUND error
 	}
 	if err != nil {
@@ -261,14 +300,17 @@ func (m *Meta) bucketKey(id string) string { return m.keyPrefix + id }
 // Invalidation keys, as sent between nodes (meta/postgres's NOTIFY payloads):
 // "f:<file id>", "b:<bucket id>" and "r" (the rules) for the default tenant,
 // "f:<tenant>/<file id>", "b:<tenant>/<bucket id>" and "r:<tenant>" for others,
-// "t:<tenant>" for a tenant's registry row, "s:<tenant>" for a tenant's sites ("s:"
-// the default tenant's), "p:<payload>" for a site purge, "*" for everything.
+// "t:<tenant>" for a tenant's registry row, "g:<tenant>" for a tenant deleted (every
+// entry of the tenant goes, here and in the caches beside, OnTenantGone), "s:<tenant>"
+// for a tenant's sites ("s:" the default tenant's), "p:<payload>" for a site purge,
+// "*" for everything.
 const (
 	prefixFile   = "f:"
 	prefixBucket = "b:"
 	keyRules     = "r"
 	prefixRules  = "r:"
 	prefixTenant = "t:"
+	prefixGone   = "g:"
 	prefixSites  = "s:"
 	prefixPurge  = "p:"
 	keyAll       = "*"
@@ -295,6 +337,8 @@ func (m *Meta) Invalidate(key string) {
 		} else {
 			m.Flush()
 		}
+	case len(key) > 2 && key[:2] == prefixGone:
+		m.DropTenant(key[2:])
 	case len(key) >= 2 && key[:2] == prefixSites:
 		if fn := m.onSites.Load(); fn != nil {
 			(*fn)(key[2:])
@@ -331,6 +375,31 @@ func (m *Meta) Flush() {
 	m.rulesMu.Unlock()
 	for _, fn := range fns {
 		fn()
+	}
+}
+
+// GoneKey is the invalidation that DropTenant(tenant) applies on every node.
+func GoneKey(tenant string) string { return prefixGone + tenant }
+
+// DropTenant drops every entry of tenant, which was deleted, and runs the
+// OnTenantGone function; the default tenant's are kept (it cannot be deleted).
+func (m *Meta) DropTenant(tenant string) {
+	if tenant == coffer.DefaultTenantID {
+		return
+	}
+	dropPrefix(m.files, tenantKey(tenant, ""))
+	dropPrefix(m.buckets, tenantKey(tenant, ""))
+	if fn := m.onGone.Load(); fn != nil {
+		(*fn)(tenant)
+	}
+}
+
+// dropPrefix invalidates every key of c that starts with prefix.
+func dropPrefix[V any](c *otter.Cache[string, V], prefix string) {
+	for k := range c.Keys() {
+		if strings.HasPrefix(k, prefix) {
+			c.Invalidate(k)
+		}
 	}
 }
 

@@ -94,3 +94,54 @@ func seedFile(t *testing.T, s meta.Store, id, name string) {
 		t.Fatal(err)
 	}
 }
+
+// TestMetaIncarnationsKeptApart: a tenant id deleted and taken again. The new
+// incarnation's view never answers a row the old one cached, even with no
+// invalidation at all (a lost bus message), and the old one's view does not get
+// the new one's either; DropTenant drops the tenant's entries only and runs the
+// OnTenantGone function; "g:<tenant>" from the bus does the same.
+func TestMetaIncarnationsKeptApart(t *testing.T) {
+	ctx := context.Background()
+	root := cached(t, meta.NewCounting(openSQLite(t)))
+	oldStore, newStore, other := meta.NewCounting(openSQLite(t)), meta.NewCounting(openSQLite(t)), meta.NewCounting(openSQLite(t))
+	const id = "6f1d6a5e-1c0a-4a51-9d1b-000000000002"
+	seedFile(t, oldStore, id, "the old customer's")
+	seedFile(t, other, id, "another tenant's")
+	oldView, otherView := root.ForIncarnation("x", "1", oldStore), root.ForIncarnation("y", "1", other)
+	for _, v := range []*cache.Meta{oldView, otherView} {
+		if _, err := v.GetFile(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := oldView.GetBucket(ctx, coffer.DefaultBucketID); err != nil {
+		t.Fatal(err)
+	}
+	newView := root.ForIncarnation("x", "2", newStore)
+	if f, err := newView.GetFile(ctx, id); coffer.ErrorCode(err) != coffer.ENOTFOUND {
+		t.Errorf("the new incarnation got the old one's cached file: %+v, %v", f, err)
+	}
+	seedFile(t, newStore, id, "the new customer's")
+	for range 2 {
+		if f, err := newView.GetFile(ctx, id); err != nil || f.Name != "the new customer's" {
+			t.Errorf("new incarnation: %+v, %v", f, err)
+		}
+	}
+	if f, err := oldView.GetFile(ctx, id); err != nil || f.Name != "the old customer's" {
+		t.Errorf("old incarnation: %+v, %v", f, err)
+	}
+	var gone []string
+	root.OnTenantGone(func(tenant string) { gone = append(gone, tenant) })
+	before := other.Total()
+	root.Invalidate("g:x")
+	if f, err := otherView.GetFile(ctx, id); err != nil || f.Name != "another tenant's" || other.Total() != before {
+		t.Errorf("another tenant after g:x: %+v, %v, %d store calls", f, err, other.Total()-before)
+	}
+	n := oldStore.Total()
+	if _, err := oldView.GetFile(ctx, id); err != nil || oldStore.Total() != n+1 {
+		t.Errorf("the old incarnation's file was not dropped by g:x (%d store calls)", oldStore.Total()-n)
+	}
+	root.DropTenant(coffer.DefaultTenantID) // never: the default tenant cannot be deleted
+	if len(gone) != 1 || gone[0] != "x" {
+		t.Errorf("OnTenantGone ran for %v, want [x]", gone)
+	}
+}

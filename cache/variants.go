@@ -81,6 +81,15 @@ func (v *Variants) ForTenant(tenant string, blobs *blob.Store) *Variants {
 	return &c
 }
 
+// DropTenant drops the memory tier's variants of tenant, which was deleted (the
+// store tier goes with the tenant's blobs). A variant is keyed by its source's etag,
+// so one of a deleted tenant is never another file's; it only takes room.
+func (v *Variants) DropTenant(tenant string) {
+	if v.mem != nil && tenant != coffer.DefaultTenantID {
+		dropPrefix(v.mem, tenantKey(tenant, ""))
+	}
+}
+
 // Stats returns the memory tier's hits, misses and evictions.
 func (v *Variants) Stats() stats.Stats { return v.stats.Snapshot() }
 

@@ -52,8 +52,10 @@ type Tenants interface {
 	// rest (buckets, rules, webhooks with their events and deliveries, usage, sites
 	// with their hosts, hosts, the tenant row) and reports done. No webhook event is written. It is safe to call
 	// again after a crash at any point; blobs of rows already removed are orphans the
-	// sweeper finds. ENOTFOUND if there is no such tenant; EINVALID for the default
-	// tenant.
+	// sweeper finds. ENOTFOUND if there is no such tenant; EPRECONDITION, changing
+	// nothing, unless the tenant's state is deleting (checked in the transaction, so a
+	// purge that outlives its tenant never removes the data of a new tenant given the
+	// same id); EINVALID for the default tenant.
 	PurgeTenant(ctx context.Context, id string, limit int) (blobKeys []string, done bool, err error)
 }
 

@@ -26,7 +26,7 @@ func bucketPB(b *coffer.Bucket) *adminv1.Bucket {
 	return &adminv1.Bucket{Id: b.ID, MinUploadFileSize: b.MinUploadFileSize, MaxUploadFileSize: b.MaxUploadFileSize,
 		AllowedMimeTypes: b.AllowedMimeTypes, CacheControl: b.CacheControl, DownloadExpiration: b.DownloadExpiration,
 		PresignedUrlsEnabled: b.PresignedURLsEnabled, Public: b.Public, AllowInline: b.AllowInline,
-		CreatedAt: ts(b.CreatedAt), UpdatedAt: ts(b.UpdatedAt)}
+		CacheControlShared: b.CacheControlShared, CreatedAt: ts(b.CreatedAt), UpdatedAt: ts(b.UpdatedAt)}
 }
 
 // bucketUpdate converts the settings to change (nil: none).
@@ -36,7 +36,8 @@ func bucketUpdate(s *adminv1.BucketSettings) coffer.BucketUpdate {
 	}
 	u := coffer.BucketUpdate{MinUploadFileSize: s.MinUploadFileSize, MaxUploadFileSize: s.MaxUploadFileSize,
 		CacheControl: s.CacheControl, DownloadExpiration: s.DownloadExpiration,
-		PresignedURLsEnabled: s.PresignedUrlsEnabled, Public: s.Public, AllowInline: s.AllowInline}
+		PresignedURLsEnabled: s.PresignedUrlsEnabled, Public: s.Public, AllowInline: s.AllowInline,
+		CacheControlShared: s.CacheControlShared}
 	if s.AllowedMimeTypes != nil {
 		types := append([]string{}, s.AllowedMimeTypes.GetTypes()...)
 		u.AllowedMimeTypes = &types

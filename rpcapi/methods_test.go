@@ -34,14 +34,14 @@ func TestBucketsAndFiles(t *testing.T) {
 	_, err = c.buckets.CreateBucket(ctx(), req(&adminv1.CreateBucketRequest{Id: "docs"}))
 	wantCode(t, "CreateBucket twice", err, connect.CodeAlreadyExists)
 	up, err := c.buckets.UpdateBucket(ctx(), req(&adminv1.UpdateBucketRequest{Id: "docs",
-		Settings: &adminv1.BucketSettings{DownloadExpiration: proto.Int64(60)}}))
+		Settings: &adminv1.BucketSettings{DownloadExpiration: proto.Int64(60), CacheControlShared: proto.Bool(true)}}))
 	check(t, "UpdateBucket", err)
-	if b := up.Msg.GetBucket(); b.GetDownloadExpiration() != 60 || len(b.GetAllowedMimeTypes()) != 1 {
+	if b := up.Msg.GetBucket(); b.GetDownloadExpiration() != 60 || len(b.GetAllowedMimeTypes()) != 1 || !b.GetCacheControlShared() {
 		t.Fatalf("updated %v (unset settings must stay)", b)
 	}
 	got, err := c.buckets.GetBucket(ctx(), req(&adminv1.GetBucketRequest{Id: "docs"}))
 	check(t, "GetBucket", err)
-	if got.Msg.GetBucket().GetDownloadExpiration() != 60 {
+	if got.Msg.GetBucket().GetDownloadExpiration() != 60 || !got.Msg.GetBucket().GetCacheControlShared() {
 		t.Fatalf("got %v", got.Msg)
 	}
 	list, err := c.buckets.ListBuckets(ctx(), req(&adminv1.ListBucketsRequest{}))

@@ -24,7 +24,8 @@ type Scanner interface {
 type Stream interface {
 	io.Writer
 	// Finish returns the verdict: Verdict.Infected with the signature, or clean. Errors
-	// wrap ErrUnavailable (scanner down, timeout, protocol error) or ErrTooLarge.
+	// wrap ErrUnavailable (scanner down, timeout, protocol error) or ErrTooLarge. Only
+	// an answer to the whole stream is clean: "clean" said before the end is an error.
 	Finish() (Verdict, error)
 	Close() error
 }

@@ -88,7 +88,8 @@ type Service struct {
 	webhooks   *Webhooks // nil: webhook administration is off
 	scanning   *Scanning // nil: uploads are not scanned
 	crashes    *quarantine
-	shed       *shedLog
+	shed       *warnLimit // image queue full
+	overQuota  *warnLimit // uploads past the tenant's quota
 }
 
 // New returns a Service over the given stores, reading through caches (a nil one is
@@ -104,7 +105,9 @@ func New(cfg Config, m meta.Store, b *blob.Store, caches Caches, log *slog.Logge
 	s := &Service{cfg: cfg, meta: m, blobs: b, content: caches.Content, variants: caches.Variants, log: log, now: time.Now,
 		rulesKick: make(chan struct{}, 1)}
 	s.crashes = newQuarantine(func() time.Time { return s.now() }, log)
-	s.shed = &shedLog{now: func() time.Time { return s.now() }, log: log}
+	now := func() time.Time { return s.now() }
+	s.shed = newWarnLimit("image queue full: transformations refused with 503 and Retry-After (see --image-workers, --image-queue)", now, log)
+	s.overQuota = newWarnLimit("uploads refused with 507: the tenant's storage quota is reached", now, log)
 	s.rules.Store(access.Empty())
 	return s, nil
 }

@@ -6,19 +6,41 @@ import (
 	"time"
 )
 
-// shedLogEvery is how often at most a refused transformation is logged.
-const shedLogEvery = 10 * time.Second
+// warnEvery is how often at most a warnLimit writes a line.
+const warnEvery = 10 * time.Second
 
-// shedLog reports transformations refused because the image queue is full
-// (imaging.ErrBusy, a 503 with Retry-After). That is load shedding working as
-// designed, not a failure: one WARN at most every shedLogEvery, counting the refusals
-// it did not log since the previous one, rather than an ERROR per request.
-type shedLog struct {
+// warnLimit reports refusals that are the service working as designed, not failures:
+// transformations refused because the image queue is full (imaging.ErrBusy, a 503
+// with Retry-After) and uploads refused by the tenant's storage quota (EQUOTA, 507).
+// One WARN at most every warnEvery, counting the refusals it did not log since the
+// previous one, rather than an ERROR per request. A Service is one tenant's, so each
+// tenant has its own lines.
+type warnLimit struct {
+	msg        string
 	mu         sync.Mutex
 	last       time.Time // of the last line; zero: none yet
 	suppressed int
 	now        func() time.Time
 	log        *slog.Logger
+}
+
+func newWarnLimit(msg string, now func() time.Time, log *slog.Logger) *warnLimit {
+	return &warnLimit{msg: msg, now: now, log: log}
+}
+
+// refused records one refusal, logged with attrs if a line is due.
+func (l *warnLimit) refused(attrs ...any) {
+	l.mu.Lock()
+	now := l.now()
+	if !l.last.IsZero() && now.Sub(l.last) < warnEvery {
+		l.suppressed++
+		l.mu.Unlock()
+		return
+	}
+	n := l.suppressed
+	l.last, l.suppressed = now, 0
+	l.mu.Unlock()
+	l.log.Warn(l.msg, append(attrs, "refused_since_last_line", n+1)...)
 }
 
 // shedRefused records a transformation the image pool refused.
@@ -27,20 +49,5 @@ func (s *Service) shedRefused() {
 	if s.images != nil && s.images.Pool() != nil {
 		queue = s.images.Pool().QueueLen()
 	}
-	s.shed.refused(queue)
-}
-
-func (l *shedLog) refused(queue int) {
-	l.mu.Lock()
-	now := l.now()
-	if !l.last.IsZero() && now.Sub(l.last) < shedLogEvery {
-		l.suppressed++
-		l.mu.Unlock()
-		return
-	}
-	n := l.suppressed
-	l.last, l.suppressed = now, 0
-	l.mu.Unlock()
-	l.log.Warn("image queue full: transformations refused with 503 and Retry-After (see --image-workers, --image-queue)",
-		"queue", queue, "refused_since_last_line", n+1)
+	s.shed.refused("queue", queue)
 }

@@ -7,14 +7,17 @@ import (
 	"github.com/coffer/coffer/blob"
 )
 
-// maxSameName bounds how many files of one name SiteFile reads to pick the newest.
+// maxSameName bounds how many files of one name SiteFile reads to pick one.
 const maxSameName = 1000
 
 // SiteFile returns the uploaded file a site serves for name in bucket, whoever asks:
 // a site's routes are bound by the tenant's admin, whose binding makes the bucket's
 // files public. It is the name-addressed file when there is one (meta.Store
-// GetFileByName), otherwise the most recently updated uploaded file with that name
-// (files uploaded through /v1 may share a name). ENOTFOUND if there is none.
+// GetFileByName), otherwise, of the uploaded files with that name (files uploaded
+// through /v1 may share a name), the most recently updated one; but in a bucket
+// other roles than the admin may write (SiteBucketWritable), the first one made, so
+// an upload cannot displace a page (a replace keeps a file's place). ENOTFOUND if
+// there is none.
 func (s *Service) SiteFile(ctx context.Context, bucket, name string) (*coffer.File, error) {
 	f, err := s.meta.GetFileByName(ctx, bucket, name)
 	if err == nil && f.IsUploaded {
@@ -30,19 +33,20 @@ func (s *Service) SiteFile(ctx context.Context, bucket, name string) (*coffer.Fi
 	if err != nil {
 		return nil, err
 	}
-	var newest *coffer.File
+	first := s.SiteBucketWritable(bucket)
+	var pick *coffer.File
 	for _, c := range page.Files { // ordered by name: the exact name comes first
 		if c.Name != name {
 			break
 		}
-		if newest == nil || c.UpdatedAt.After(newest.UpdatedAt) {
-			newest = c
+		if pick == nil || !first && c.UpdatedAt.After(pick.UpdatedAt) || first && c.CreatedAt.Before(pick.CreatedAt) {
+			pick = c
 		}
 	}
-	if newest == nil {
+	if pick == nil {
 		return nil, errFileNotFound()
 	}
-	return newest, nil
+	return pick, nil
 }
 
 // OpenSiteFile opens the contents of file id for a site, whoever asks, through the

@@ -51,3 +51,18 @@ func TestSiteFileByName(t *testing.T) {
 		t.Fatalf("after the rename: %v, %v; want %s", f, err, old.ID)
 	}
 }
+
+// In a bucket a user may upload to, a later file of the same name does not displace
+// the page a site serves: the first one made is served (a replace keeps its place).
+func TestSiteFileFirstInWritableBucket(t *testing.T) {
+	ctx := context.Background()
+	svc, _, _ := cachedService(t, service.DefaultConfig(), openSQLite(t), blob.New(memblob.New()))
+	must(t, svc.SetRules(ctx, coffer.AdminPrincipal(), []byte(`{"rules":[{"role":"user","buckets":["default"],"upload":{}}]}`)))
+	page := put(t, svc, coffer.AdminPrincipal(), "", "the admin's page")
+	time.Sleep(5 * time.Millisecond)
+	put(t, svc, user("u1"), "", "a user's page")
+	f, err := svc.SiteFile(ctx, "default", "a.txt")
+	if err != nil || f.ID != page.ID {
+		t.Fatalf("SiteFile = %v, %v; want the admin's first file %s", f, err, page.ID)
+	}
+}

@@ -219,7 +219,17 @@ func (u *Upload) SetMeta(i int, m UploadMeta) error {
 }
 
 // Commit validates names and ids and makes every file visible in one transaction.
+// EQUOTA if the tenant's quota would be passed: the client's error (507), warned
+// about at most every 10 s per tenant, not logged per request.
 func (u *Upload) Commit(ctx context.Context) ([]*coffer.File, error) {
+	files, err := u.commit(ctx)
+	if coffer.ErrorCode(err) == coffer.EQUOTA {
+		u.s.overQuota.refused("bucket", u.bucket.ID, "user_id", u.p.UserID, "role", u.p.Role, "err", coffer.ErrorMessage(err))
+	}
+	return files, err
+}
+
+func (u *Upload) commit(ctx context.Context) ([]*coffer.File, error) {
 	if len(u.items) == 0 {
 		return nil, coffer.Errorf(coffer.EINVALID, "no file in the request (use the multipart field \"file[]\")")
 	}

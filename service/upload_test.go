@@ -415,3 +415,28 @@ func TestUploadETagHash(t *testing.T) {
 		t.Errorf("ETag sha1: Validate = %v, want EINVALID", err)
 	}
 }
+
+// An upload past the tenant's quota is the client's error (507): the service warns,
+// at most once per 10 s per tenant (counting the refusals in between), and never
+// logs it as an error.
+func TestQuotaRefusalWarnsRateLimited(t *testing.T) {
+	m := openSQLite(t)
+	ctx := context.Background()
+	must(t, m.CreateTenant(ctx, &coffer.Tenant{ID: "q", Quota: coffer.Quota{MaxBytes: 4}}))
+	var logs strings.Builder
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	svc, err := service.New(service.DefaultConfig(), m.ForTenant("q"), blob.New(memblob.New()), service.Caches{}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if _, err := upload(svc, coffer.AdminPrincipal(), coffer.DefaultBucketID, text("too large")); coffer.ErrorCode(err) != coffer.EQUOTA {
+			t.Fatalf("upload past the quota: %v, want EQUOTA", err)
+		}
+	}
+	lines := strings.Split(strings.TrimSpace(logs.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "level=WARN") || !strings.Contains(lines[0], "quota") ||
+		!strings.Contains(lines[0], "bucket=default") {
+		t.Fatalf("log after 5 refusals:\n%s\nwant one WARN line naming the quota and the bucket", logs.String())
+	}
+}

@@ -19,6 +19,7 @@ type Bucket struct {
 	PresignedURLsEnabled bool      `json:"presignedUrlsEnabled"`
 	Public               bool      `json:"public"`
 	AllowInline          bool      `json:"allowInline"`
+	CacheControlShared   bool      `json:"cacheControlShared"` // coffer's: see coffer.Bucket
 	CreatedAt            time.Time `json:"createdAt"`
 	UpdatedAt            time.Time `json:"updatedAt"`
 }
@@ -28,7 +29,7 @@ func bucketJSON(b *coffer.Bucket) Bucket {
 	return Bucket{ID: b.ID, MinUploadFileSize: b.MinUploadFileSize, MaxUploadFileSize: b.MaxUploadFileSize,
 		AllowedMimeTypes: b.AllowedMimeTypes, CacheControl: b.CacheControl, DownloadExpiration: b.DownloadExpiration,
 		PresignedURLsEnabled: b.PresignedURLsEnabled, Public: b.Public, AllowInline: b.AllowInline,
-		CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
+		CacheControlShared: b.CacheControlShared, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
 }
 
 // BucketUpdate is the body of PATCH /v1/buckets/{id}: the settings to change; absent
@@ -42,13 +43,15 @@ type BucketUpdate struct {
 	PresignedURLsEnabled *bool     `json:"presignedUrlsEnabled,omitempty"`
 	Public               *bool     `json:"public,omitempty"`
 	AllowInline          *bool     `json:"allowInline,omitempty"`
+	CacheControlShared   *bool     `json:"cacheControlShared,omitempty"`
 }
 
 // toUpdate is the domain update u asks for.
 func (u BucketUpdate) toUpdate() coffer.BucketUpdate {
 	return coffer.BucketUpdate{MinUploadFileSize: u.MinUploadFileSize, MaxUploadFileSize: u.MaxUploadFileSize,
 		AllowedMimeTypes: u.AllowedMimeTypes, CacheControl: u.CacheControl, DownloadExpiration: u.DownloadExpiration,
-		PresignedURLsEnabled: u.PresignedURLsEnabled, Public: u.Public, AllowInline: u.AllowInline}
+		PresignedURLsEnabled: u.PresignedURLsEnabled, Public: u.Public, AllowInline: u.AllowInline,
+		CacheControlShared: u.CacheControlShared}
 }
 
 // bucketCreateJSON is the body of POST /v1/buckets.

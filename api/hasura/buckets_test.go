@@ -9,8 +9,9 @@ import (
 
 // TestBucketCacheControlValidated (D6): a cacheControl with CR/LF, another control
 // character or non-ASCII is 400 naming the field on create and update, and the
-// stored value stays; downloads carry the valid value unchanged. Before the fix the
-// PATCH answered 200 and stored the value.
+// stored value stays; public downloads carry the valid value unchanged (private ones
+// without the shared-cache directives). Before the fix the PATCH answered 200 and
+// stored the value.
 func TestBucketCacheControlValidated(t *testing.T) {
 	e := newEnv(t)
 	for _, v := range []string{"max-age=1\r\nSet-Cookie: a=b", "max-age=1\x00", "max-age=1\x0b", "max-age=1 ☃", "max-age=1,"} {
@@ -27,13 +28,18 @@ func TestBucketCacheControlValidated(t *testing.T) {
 	if b.CacheControl != "max-age=3600" {
 		t.Fatalf("stored cacheControl %q", b.CacheControl)
 	}
-	const cc = `private, no-cache="Set-Cookie", max-age=60`
-	mustStatus(t, e.do("PATCH", "/v1/buckets/default", strings.NewReader(`{"cacheControl":`+jsonString(cc)+`}`), true), http.StatusOK, nil)
+	const cc = `public, no-cache="Set-Cookie", s-maxage=600, max-age=60`
+	mustStatus(t, e.do("PATCH", "/v1/buckets/default", strings.NewReader(`{"public":true,"cacheControl":`+jsonString(cc)+`}`), true), http.StatusOK, nil)
 	f := e.uploadOne("default", "a.txt", []byte("hi"))
-	resp := e.do("GET", "/v1/files/"+f.ID, nil, true)
+	resp := e.do("GET", "/v1/files/"+f.ID, nil, false)
 	mustStatus(t, resp, http.StatusOK, nil)
 	if resp.Header.Get("Cache-Control") != cc || resp.Header.Get("Surrogate-Control") != cc {
-		t.Fatalf("Cache-Control %q, Surrogate-Control %q", resp.Header.Get("Cache-Control"), resp.Header.Get("Surrogate-Control"))
+		t.Fatalf("anonymous: Cache-Control %q, Surrogate-Control %q", resp.Header.Get("Cache-Control"), resp.Header.Get("Surrogate-Control"))
+	}
+	resp = e.do("GET", "/v1/files/"+f.ID, nil, true)
+	mustStatus(t, resp, http.StatusOK, nil)
+	if resp.Header.Get("Cache-Control") != `private, no-cache="Set-Cookie", max-age=60` || resp.Header.Get("Surrogate-Control") != "" {
+		t.Fatalf("admin: Cache-Control %q, Surrogate-Control %q", resp.Header.Get("Cache-Control"), resp.Header.Get("Surrogate-Control"))
 	}
 }
 

@@ -164,7 +164,8 @@ func TestCompatJWTAdminRole(t *testing.T) {
 }
 
 // A presigned URL has hasura-storage's (S3's) query parameters; a presigned download
-// answers max-age = the seconds the signature has left; coffer's earlier URLs still work.
+// answers max-age = the seconds the signature has left, and private (hasura-storage:
+// not private); coffer's earlier URLs still work.
 func TestCompatPresignedURLShape(t *testing.T) {
 	e := newEnv(t)
 	f := e.uploadOne("default", "p.txt", []byte("presigned"))
@@ -190,8 +191,10 @@ func TestCompatPresignedURLShape(t *testing.T) {
 	mustStatus(t, resp, http.StatusOK, nil)
 	cc := resp.Header.Get("Cache-Control")
 	var age int
-	if _, err := fmt.Sscanf(cc, "max-age=%d", &age); err != nil || age > out.Expiration || age < out.Expiration-5 {
-		t.Fatalf("presigned download Cache-Control %q, want max-age <= %d (seconds left)", cc, out.Expiration)
+	if _, err := fmt.Sscanf(cc, "private, max-age=%d", &age); err != nil || age > out.Expiration || age < out.Expiration-5 ||
+		resp.Header.Get("Surrogate-Control") != "" {
+		t.Fatalf("presigned download Cache-Control %q, Surrogate-Control %q, want private, max-age <= %d (seconds left) and none",
+			cc, resp.Header.Get("Surrogate-Control"), out.Expiration)
 	}
 	old, _ := auth.NewSigner("k1", map[string][]byte{"k1": bytes.Repeat([]byte("k"), 32)}) // the env's key
 	legacy := "/v1/files/" + f.ID + "/presignedurl/contents?" + old.Sign("GET", f.ID, time.Minute, nil)
@@ -307,42 +310,48 @@ rules:
 // Download headers as hasura-storage sends them: Content-Disposition with the
 // query-escaped name in quotes, Surrogate-Control mirroring Cache-Control, a
 // Surrogate-Key; 304 with validators and caching headers only; 412 with an empty
-// body, the ETag and the caching headers.
+// body, the ETag and the caching headers. That is an anonymous download's (a public
+// bucket); one with the admin secret is private: Cache-Control "private, ..." and no
+// Surrogate-Control (hasura-storage sends the bucket's value on every download).
 func TestCompatDownloadHeaders(t *testing.T) {
 	e := newEnv(t)
+	mustStatus(t, e.do("PATCH", "/v1/buckets/default", strings.NewReader(`{"public":true}`), true), http.StatusOK, nil)
 	f := e.uploadOne("default", "dir/my file é.txt", []byte("headers"))
-	resp := e.do("GET", "/v1/files/"+f.ID, nil, true)
-	mustStatus(t, resp, http.StatusOK, nil)
-	want := map[string]string{
-		"Content-Disposition": `inline; filename="dir%2Fmy+file+%C3%A9.txt"`,
-		"Cache-Control":       "max-age=3600",
-		"Surrogate-Control":   "max-age=3600",
-		"Surrogate-Key":       f.ID,
-		"Etag":                f.ETag,
-		"Accept-Ranges":       "bytes",
-	}
-	for k, v := range want {
-		if got := resp.Header.Get(k); got != v {
-			t.Errorf("200 %s: %q, want %q", k, got, v)
+	for _, c := range []struct {
+		admin            bool
+		cache, surrogate string
+	}{{false, "max-age=3600", "max-age=3600"}, {true, "private, max-age=3600", ""}} {
+		resp := e.do("GET", "/v1/files/"+f.ID, nil, c.admin)
+		mustStatus(t, resp, http.StatusOK, nil)
+		want := map[string]string{
+			"Content-Disposition": `inline; filename="dir%2Fmy+file+%C3%A9.txt"`,
+			"Cache-Control":       c.cache,
+			"Surrogate-Control":   c.surrogate,
+			"Surrogate-Key":       f.ID,
+			"Etag":                f.ETag,
+			"Accept-Ranges":       "bytes",
 		}
-	}
-	resp = e.do("GET", "/v1/files/"+f.ID, nil, true, "If-None-Match", f.ETag)
-	body := mustStatus(t, resp, http.StatusNotModified, nil)
-	for _, k := range []string{"Content-Disposition", "Accept-Ranges", "Surrogate-Key", "Content-Type"} {
-		if v := resp.Header.Get(k); v != "" {
-			t.Errorf("304 carries %s: %q", k, v)
+		for k, v := range want {
+			if got := resp.Header.Get(k); got != v {
+				t.Errorf("admin=%v: 200 %s: %q, want %q", c.admin, k, got, v)
+			}
 		}
-	}
-	for _, k := range []string{"Etag", "Cache-Control", "Surrogate-Control"} {
-		if resp.Header.Get(k) == "" {
-			t.Errorf("304 lacks %s", k)
+		resp = e.do("GET", "/v1/files/"+f.ID, nil, c.admin, "If-None-Match", f.ETag)
+		body := mustStatus(t, resp, http.StatusNotModified, nil)
+		for _, k := range []string{"Content-Disposition", "Accept-Ranges", "Surrogate-Key", "Content-Type"} {
+			if v := resp.Header.Get(k); v != "" {
+				t.Errorf("admin=%v: 304 carries %s: %q", c.admin, k, v)
+			}
 		}
-	}
-	resp = e.do("GET", "/v1/files/"+f.ID, nil, true, "If-Match", `"other"`)
-	body = mustStatus(t, resp, http.StatusPreconditionFailed, nil)
-	if len(body) != 0 || resp.Header.Get("Etag") != f.ETag || resp.Header.Get("Cache-Control") != "max-age=3600" ||
-		resp.Header.Get("Surrogate-Control") != "max-age=3600" || resp.Header.Get("Content-Disposition") != "" {
-		t.Errorf("412: body %q, headers %v", body, resp.Header)
+		if resp.Header.Get("Etag") == "" || resp.Header.Get("Cache-Control") != c.cache || resp.Header.Get("Surrogate-Control") != c.surrogate {
+			t.Errorf("admin=%v: 304 headers %v", c.admin, resp.Header)
+		}
+		resp = e.do("GET", "/v1/files/"+f.ID, nil, c.admin, "If-Match", `"other"`)
+		body = mustStatus(t, resp, http.StatusPreconditionFailed, nil)
+		if len(body) != 0 || resp.Header.Get("Etag") != f.ETag || resp.Header.Get("Cache-Control") != c.cache ||
+			resp.Header.Get("Surrogate-Control") != c.surrogate || resp.Header.Get("Content-Disposition") != "" {
+			t.Errorf("admin=%v: 412: body %q, headers %v", c.admin, body, resp.Header)
+		}
 	}
 }
 
@@ -371,5 +380,44 @@ func TestCompatErrorBody(t *testing.T) {
 	raw := mustStatus(t, e.do("POST", "/v1/files", mp, true, "Content-Type", ctype), http.StatusNotFound, nil)
 	if !strings.Contains(string(raw), `"message":"bucket not found"`) || !strings.Contains(string(raw), `"processedFiles":[]`) {
 		t.Fatalf("upload to a missing bucket answered %s", raw)
+	}
+}
+
+// A bucket with cacheControlShared answers every download as hasura-storage does:
+// the bucket's cacheControl in Cache-Control and Surrogate-Control, with the admin
+// secret too, on the fast path and net/http (a Range), and a presigned URL's max-age
+// without private. Turned off again, the same downloads are private.
+func TestCacheControlSharedOptIn(t *testing.T) {
+	e := newEnv(t)
+	const cc = "public, max-age=60"
+	mustStatus(t, e.do("PATCH", "/v1/buckets/default", strings.NewReader(`{"cacheControl":"`+cc+`","cacheControlShared":true}`), true), http.StatusOK, nil)
+	f := e.uploadOne("default", "s.txt", []byte("shared by a CDN"))
+	var out struct {
+		URL string `json:"url"`
+	}
+	mustStatus(t, e.do("GET", "/v1/files/"+f.ID+"/presignedurl", nil, true), http.StatusOK, &out)
+	presigned := strings.TrimPrefix(out.URL, e.srv.URL)
+	for _, shared := range []bool{true, false} {
+		if !shared {
+			mustStatus(t, e.do("PATCH", "/v1/buckets/default", strings.NewReader(`{"cacheControlShared":false}`), true), http.StatusOK, nil)
+		}
+		for status, hdr := range map[int][]string{http.StatusOK: nil, http.StatusPartialContent: {"Range", "bytes=0-3"}} {
+			resp := e.do("GET", "/v1/files/"+f.ID, nil, true, hdr...)
+			mustStatus(t, resp, status, nil)
+			want, surrogate := "private, max-age=60", ""
+			if shared {
+				want, surrogate = cc, cc
+			}
+			if resp.Header.Get("Cache-Control") != want || resp.Header.Get("Surrogate-Control") != surrogate {
+				t.Errorf("shared=%v %v: Cache-Control %q, Surrogate-Control %q; want %q, %q", shared, hdr,
+					resp.Header.Get("Cache-Control"), resp.Header.Get("Surrogate-Control"), want, surrogate)
+			}
+		}
+		resp := e.do("GET", presigned, nil, false)
+		mustStatus(t, resp, http.StatusOK, nil)
+		cc, sc := resp.Header.Get("Cache-Control"), resp.Header.Get("Surrogate-Control")
+		if strings.HasPrefix(cc, "private") == shared || !strings.Contains(cc, "max-age=") || (sc == cc) != shared {
+			t.Errorf("shared=%v: presigned Cache-Control %q, Surrogate-Control %q", shared, cc, sc)
+		}
 	}
 }

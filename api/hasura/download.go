@@ -30,7 +30,7 @@ func (h *Handler) getFile(w http.ResponseWriter, r *http.Request) {
 			writeError(w, r, err)
 			return
 		}
-		h.serveContent(w, r, f, b, sizeOnly(f.Size))
+		h.serveContent(w, r, f, b, sharedAnswer(p, b), sizeOnly(f.Size))
 		return
 	}
 	f, b, rd, err := h.svc.OpenFile(r.Context(), p, id)
@@ -39,14 +39,15 @@ func (h *Handler) getFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer rd.Close()
-	h.serveContent(w, r, f, b, httpserve.SeekerOf(rd))
+	h.serveContent(w, r, f, b, sharedAnswer(p, b), httpserve.SeekerOf(rd))
 }
 
 // serveContent sets coffer's headers and lets http.ServeContent do conditional
 // requests (RFC 9110 order), single and multiple ranges and sendfile for disk blobs;
-// the Range header is first brought to coffer's rules (httpserve.ApplyRange).
-func (h *Handler) serveContent(w http.ResponseWriter, r *http.Request, f *coffer.File, b *coffer.Bucket, content io.ReadSeeker) {
-	modtime := fileHeaders(w.Header(), r, f, b)
+// the Range header is first brought to coffer's rules (httpserve.ApplyRange). shared
+// says whether shared caches may store the answer (sharedAnswer).
+func (h *Handler) serveContent(w http.ResponseWriter, r *http.Request, f *coffer.File, b *coffer.Bucket, shared bool, content io.ReadSeeker) {
+	modtime := fileHeaders(w.Header(), r, f, b, shared)
 	if r.Method != http.MethodHead {
 		h.frame.AllowWrite(w, r, f.Size)
 	}
@@ -61,10 +62,10 @@ func (h *Handler) serveContent(w http.ResponseWriter, r *http.Request, f *coffer
 // is set here, formatted without time.Format (which ServeContent would use: slower,
 // with a deep stack that often makes the serving goroutine's stack grow again after
 // a GC shrank it).
-func fileHeaders(hd http.Header, r *http.Request, f *coffer.File, b *coffer.Bucket) time.Time {
+func fileHeaders(hd http.Header, r *http.Request, f *coffer.File, b *coffer.Bucket, shared bool) time.Time {
 	vals := make([]string, 0, 9)
 	set := func(k, v string) { vals = append(vals, v); hd[k] = vals[len(vals)-1 : len(vals) : len(vals)] }
-	fileFields(f, b, set)
+	fileFields(f, b, shared, set)
 	modtime := f.UpdatedAt
 	if httpserve.ZeroTime(modtime) || httpserve.HasDateCondition(r.Header) {
 		httpserve.NormalizeDates(r.Header)
@@ -76,20 +77,38 @@ func fileHeaders(hd http.Header, r *http.Request, f *coffer.File, b *coffer.Buck
 
 // fileFields calls add with each of a file's response header fields but
 // Last-Modified, which depends on the request (fileHeaders); the fast path writes the
-// same ones (fast.go).
-func fileFields(f *coffer.File, b *coffer.Bucket, add func(k, v string)) {
+// same ones (fast.go). An answer shared caches may store (shared) carries the bucket's
+// cacheControl in Cache-Control and, as hasura-storage does for CDNs (Fastly), in
+// Surrogate-Control; any other gets coffer.PrivateCacheControl and no
+// Surrogate-Control: a CDN reads Surrogate-Control first (Fastly for the TTL), and
+// Varnish's built-in VCL skips its Cache-Control "private" check when it is present.
+func fileFields(f *coffer.File, b *coffer.Bucket, shared bool, add func(k, v string)) {
 	add("Content-Type", f.MimeType)
 	if !coffer.PassiveType(f.MimeType) {
 		add("Content-Security-Policy", coffer.SandboxCSP)
 	}
 	add("Etag", f.ETag)
-	if b.CacheControl != "" { // hasura-storage mirrors it for CDNs (Fastly) in Surrogate-Control
+	switch {
+	case !shared:
+		add("Cache-Control", coffer.PrivateCacheControl(b.CacheControl))
+	case b.CacheControl != "":
 		add("Cache-Control", b.CacheControl)
 		add("Surrogate-Control", b.CacheControl)
 	}
 	add("Surrogate-Key", f.ID) // purge a file from a CDN by its id
 	add("Content-Disposition", contentDisposition(f, b))
 	add("Accept-Ranges", "bytes")
+}
+
+// sharedAnswer reports whether shared caches (a CDN in front) may store the answer
+// to a download of b's file by p: when p is anonymous (no credential: the public
+// role's rules chose the answer, the same for everyone), or when the bucket opts in
+// (cacheControlShared). An answer that needed the admin secret or a JWT is private,
+// as is a presigned URL's (p nil: presignedContents), even in a public bucket: a CDN
+// that keys its cache on the path alone would hand it to anyone. hasura-storage
+// sends the bucket's cacheControl on every download (cacheControlShared's behaviour).
+func sharedAnswer(p *coffer.Principal, b *coffer.Bucket) bool {
+	return b.CacheControlShared || p != nil && p.Anonymous
 }
 
 // notModifiedDrops are the fields of fileFields that a 304 leaves out: hasura-storage's

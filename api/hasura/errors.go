@@ -47,7 +47,9 @@ func errorAnswer(r *http.Request, err error) (int, string) {
 	}
 	status := httpserve.StatusOf(err)
 	msg := coffer.ErrorMessage(err)
-	if status >= 500 && !errors.Is(err, imaging.ErrBusy) { // a full image queue is load shedding: the service warns, rate-limited
+	// A full image queue is load shedding and a quota the client's upload would pass
+	// is the client's error (507): the service warns about both, rate-limited.
+	if status >= 500 && !errors.Is(err, imaging.ErrBusy) && coffer.ErrorCode(err) != coffer.EQUOTA {
 		logger(r).Error("request failed", "err", err)
 		if status == http.StatusInternalServerError {
 			msg = "internal error (request id " + requestID(r) + ")"

@@ -34,7 +34,7 @@ func (h *Handler) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter)
 		if err != nil {
 			return false
 		}
-		h.fastAnswer(st, fastRouteHead, req, w, f, b, nil)
+		h.fastAnswer(st, fastRouteHead, req, w, f, b, sharedAnswer(p, b), nil)
 		return true
 	}
 	f, b, rd, err := h.svc.OpenFile(st, p, id)
@@ -42,19 +42,19 @@ func (h *Handler) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter)
 		return false
 	}
 	defer rd.Close()
-	h.fastAnswer(st, fastRouteGet, req, w, f, b, httpserve.SeekerOf(rd))
+	h.fastAnswer(st, fastRouteGet, req, w, f, b, sharedAnswer(p, b), httpserve.SeekerOf(rd))
 	return true
 }
 
 // fastAnswer sends f's answer with body (nil for HEAD), or 304 Not Modified when
 // the request's If-None-Match matches f's ETag: the fields getFile's answer has, in
-// the same two cases.
+// the same two cases (shared: sharedAnswer).
 func (h *Handler) fastAnswer(st *httpserve.FastState, route string, req *httpserve.FastRequest, w *httpserve.FastWriter,
-	f *coffer.File, b *coffer.Bucket, body io.Reader) {
+	f *coffer.File, b *coffer.Bucket, shared bool, body io.Reader) {
 	size := f.Size
 	if inm, ok := req.Get("If-None-Match"); ok && !httpserve.NoneMatch(inm, f.ETag) {
 		w.Header(304)
-		fileFields(f, b, func(k, v string) {
+		fileFields(f, b, shared, func(k, v string) {
 			if !notModifiedDrops[k] {
 				w.Add(k, v)
 			}
@@ -62,7 +62,7 @@ func (h *Handler) fastAnswer(st *httpserve.FastState, route string, req *httpser
 		body, size = nil, -1 // no body, no Content-Length
 	} else {
 		w.Header(200)
-		fileFields(f, b, w.Add)
+		fileFields(f, b, shared, w.Add)
 	}
 	// Last-Modified: set unless the file has none; a 304 keeps it only without an ETag
 	// (http.ServeContent).

@@ -52,7 +52,7 @@ func TestUploadDownloadRoundTrip(t *testing.T) {
 		t.Fatal("downloaded bytes differ")
 	}
 	for k, want := range map[string]string{"Etag": f.ETag, "X-Content-Type-Options": "nosniff",
-		"Cache-Control": "max-age=3600", "Content-Length": fmt.Sprint(len(data)), "Accept-Ranges": "bytes"} {
+		"Cache-Control": "private, max-age=3600", "Content-Length": fmt.Sprint(len(data)), "Accept-Ranges": "bytes"} {
 		if v := resp.Header.Get(k); v != want {
 			t.Errorf("%s = %q, want %q", k, v, want)
 		}

@@ -45,11 +45,11 @@ func checkGolden(t *testing.T, resp *http.Response, status int, want string, rep
 
 const goldenBucket = `{"id":"golden","minUploadFileSize":1,"maxUploadFileSize":100,` +
 	`"allowedMimeTypes":["text/plain","image/*"],"cacheControl":"max-age=3600","downloadExpiration":30,` +
-	`"presignedUrlsEnabled":true,"public":true,"allowInline":false,"createdAt":"<time>","updatedAt":"<time>"}`
+	`"presignedUrlsEnabled":true,"public":true,"allowInline":false,"cacheControlShared":false,"createdAt":"<time>","updatedAt":"<time>"}`
 
 const goldenDefaultBucket = `{"id":"default","minUploadFileSize":1,"maxUploadFileSize":50000000,` +
 	`"allowedMimeTypes":[],"cacheControl":"max-age=3600","downloadExpiration":30,` +
-	`"presignedUrlsEnabled":true,"public":false,"allowInline":false,"createdAt":"<time>","updatedAt":"<time>"}`
+	`"presignedUrlsEnabled":true,"public":false,"allowInline":false,"cacheControlShared":false,"createdAt":"<time>","updatedAt":"<time>"}`
 
 // TestGoldenBucketJSON pins the bucket routes' bodies, and the messages of refused
 // bodies (they name the decoded fields).
@@ -60,12 +60,13 @@ func TestGoldenBucketJSON(t *testing.T) {
 	checkGolden(t, e.do("GET", "/v1/buckets/golden", nil, true), http.StatusOK, goldenBucket+"\n")
 	checkGolden(t, e.do("GET", "/v1/buckets", nil, true), http.StatusOK,
 		`{"buckets":[`+goldenDefaultBucket+`,`+goldenBucket+`]}`+"\n")
-	patch := `{"cacheControl":"no-store","allowInline":true,"allowedMimeTypes":null,"minUploadFileSize":null}`
+	patch := `{"cacheControl":"no-store","allowInline":true,"cacheControlShared":true,"allowedMimeTypes":null,"minUploadFileSize":null}`
+	patched := []string{`"max-age=3600"`, `"no-store"`, `"allowInline":false`, `"allowInline":true`,
+		`"cacheControlShared":false`, `"cacheControlShared":true`}
 	checkGolden(t, e.do("PATCH", "/v1/buckets/golden", strings.NewReader(patch), true), http.StatusOK,
-		strings.NewReplacer(`"max-age=3600"`, `"no-store"`, `"allowInline":false`, `"allowInline":true`).Replace(goldenBucket)+"\n")
+		strings.NewReplacer(patched...).Replace(goldenBucket)+"\n")
 	checkGolden(t, e.do("PATCH", "/v1/buckets/golden", strings.NewReader(`{"allowedMimeTypes":[]}`), true), http.StatusOK,
-		strings.NewReplacer(`"max-age=3600"`, `"no-store"`, `"allowInline":false`, `"allowInline":true`,
-			`["text/plain","image/*"]`, `[]`).Replace(goldenBucket)+"\n")
+		strings.NewReplacer(append(patched, `["text/plain","image/*"]`, `[]`)...).Replace(goldenBucket)+"\n")
 	for _, c := range []struct{ method, path, body, want string }{
 		{"PATCH", "/v1/buckets/golden", `{"public":"yes"}`,
 			`json: cannot unmarshal string into Go struct field BucketUpdate.public of type bool`},
@@ -177,7 +178,7 @@ func checkPayloads(t *testing.T, rcv *rawReceiver) {
 	for typ, want := range map[string]string{
 		"bucket.created": head("bucket.created") + `"bucket":{"id":"hooked","minUploadFileSize":1,"maxUploadFileSize":50000000,` +
 			`"allowedMimeTypes":["text/plain"],"cacheControl":"max-age=3600","downloadExpiration":30,"presignedUrlsEnabled":true,` +
-			`"public":false,"allowInline":false,"createdAt":"<time>","updatedAt":"<time>"},` + actor,
+			`"public":false,"allowInline":false,"cacheControlShared":false,"createdAt":"<time>","updatedAt":"<time>"},` + actor,
 		"file.created":          head("file.created") + `"file":` + file(`{}`) + `,` + actor,
 		"file.metadata_updated": head("file.metadata_updated") + `"file":` + file(md) + `,"before":` + file(`{}`) + `,` + actor,
 		"file.deleted":          head("file.deleted") + `"file":` + file(md) + `,` + actor,

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/imaging"
@@ -24,12 +25,13 @@ func transformOptions(r *http.Request) (imaging.Options, error) {
 // serveVariant answers a download with transformation parameters: the variant, with
 // an ETag of its own, conditional and range requests as for files.
 func (h *Handler) serveVariant(w http.ResponseWriter, r *http.Request, p *coffer.Principal, id string, o imaging.Options) {
-	h.serveVariantCached(w, r, p, id, o, nil)
+	h.serveVariantCached(w, r, p, id, o, time.Time{})
 }
 
-// serveVariantCached is serveVariant with the bucket's settings adjusted by adjust
-// (nil: none), e.g. a presigned URL's Cache-Control.
-func (h *Handler) serveVariantCached(w http.ResponseWriter, r *http.Request, p *coffer.Principal, id string, o imaging.Options, adjust func(*coffer.Bucket) *coffer.Bucket) {
+// serveVariantCached is serveVariant for a presigned URL expiring at presigned (zero:
+// none), whose answer has the seconds left as max-age (untilExpiry) and is private
+// (sharedAnswer).
+func (h *Handler) serveVariantCached(w http.ResponseWriter, r *http.Request, p *coffer.Principal, id string, o imaging.Options, presigned time.Time) {
 	ctx := imaging.WithUser(r.Context(), transformUser(p, r))
 	f, b, v, err := h.svc.OpenVariant(ctx, p, id, o, r.Header.Get("Accept"))
 	if err != nil {
@@ -48,10 +50,11 @@ func (h *Handler) serveVariantCached(w http.ResponseWriter, r *http.Request, p *
 	if v.VaryAccept {
 		w.Header().Add("Vary", "Accept")
 	}
-	if adjust != nil {
-		b = adjust(b)
+	shared := sharedAnswer(p, b)
+	if !presigned.IsZero() {
+		shared, b = sharedAnswer(nil, b), untilExpiry(b, presigned)
 	}
-	h.serveContent(w, r, &vf, b, v.Reader(f.ID))
+	h.serveContent(w, r, &vf, b, shared, v.Reader(f.ID))
 }
 
 // transformUser is the key under which the image pool caps one user's

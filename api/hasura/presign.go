@@ -66,7 +66,8 @@ func (h *Handler) verifyPresigned(id string, q url.Values) (time.Time, error) {
 
 // presignedContents serves a file to whoever holds a valid presigned URL, with
 // Cache-Control max-age set to the seconds the signature has left (hasura-storage's
-// answer: a cache must not serve the file after the URL has expired).
+// answer: a cache must not serve the file after the URL has expired), and private
+// (sharedAnswer).
 func (h *Handler) presignedContents(w http.ResponseWriter, r *http.Request) {
 	id, err := coffer.ParseFileID(r.PathValue("id"))
 	if err != nil {
@@ -92,7 +93,7 @@ func (h *Handler) presignedContents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, errPresignDisabled())
 		return
 	}
-	h.serveContent(w, r, f, untilExpiry(b, exp), httpserve.SeekerOf(rd))
+	h.serveContent(w, r, f, untilExpiry(b, exp), sharedAnswer(nil, b), httpserve.SeekerOf(rd))
 }
 
 // untilExpiry returns b with its Cache-Control replaced by the seconds left until exp.
@@ -116,5 +117,5 @@ func (h *Handler) presignedVariant(w http.ResponseWriter, r *http.Request, id st
 		writeError(w, r, err)
 		return
 	}
-	h.serveVariantCached(w, r, coffer.AdminPrincipal(), id, o, func(b *coffer.Bucket) *coffer.Bucket { return untilExpiry(b, exp) })
+	h.serveVariantCached(w, r, coffer.AdminPrincipal(), id, o, exp)
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/md5"
+	"encoding/binary"
 	"encoding/hex"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -216,5 +219,54 @@ func TestVirusScanBeforeBucketID(t *testing.T) {
 	e.assertNothingStored(t, 0, 0)
 	if recs := e.rejections(t); len(recs) != 1 || recs[0].Name != "eicar.com" || recs[0].BucketID != "" {
 		t.Fatalf("rejections %+v", recs)
+	}
+}
+
+// A clamd that says "stream: OK" as soon as a stream starts, before it has read the
+// upload (a broken or hostile scanner): that answer is to no upload, so the upload
+// is refused as with a scanner down, and nothing is stored.
+func TestVirusScannerEarlyOK(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go earlyOK(conn)
+		}
+	}()
+	e := newEnv(t, envOptions{clamd: ln.Addr().String()})
+	resp := e.upload(true, part{field: "bucket-id", body: []byte("default")}, part{field: "file[]", filename: "a.bin", body: content(4 << 20)})
+	if msg := mustError(t, resp, http.StatusServiceUnavailable); msg != "virus scanner unavailable" {
+		t.Fatalf("message %q", msg)
+	}
+	e.assertNothingStored(t, 0, 0)
+}
+
+// earlyOK answers PING, and INSTREAM with "stream: OK" at once; it reads the stream
+// to its end and says nothing more.
+func earlyOK(conn net.Conn) {
+	defer conn.Close()
+	cmd := make([]byte, len("zPING\x00"))
+	if _, err := io.ReadFull(conn, cmd); err != nil {
+		return
+	}
+	if string(cmd) == "zPING\x00" {
+		conn.Write([]byte("PONG\x00"))
+		return
+	}
+	io.ReadFull(conn, make([]byte, len("zINSTREAM\x00")-len(cmd)))
+	conn.Write([]byte("stream: OK\x00"))
+	var hdr [4]byte
+	for {
+		if _, err := io.ReadFull(conn, hdr[:]); err != nil || binary.BigEndian.Uint32(hdr[:]) == 0 {
+			return
+		}
+		io.CopyN(io.Discard, conn, int64(binary.BigEndian.Uint32(hdr[:])))
 	}
 }

@@ -57,6 +57,7 @@ func bucketWriteCmd(c *adminConfig, verb string) *cobra.Command {
 	var s struct {
 		min, max, exp           int64
 		public, presign, inline bool
+		cacheShared             bool
 		cacheControl            string
 		mime                    []string
 	}
@@ -69,6 +70,7 @@ func bucketWriteCmd(c *adminConfig, verb string) *cobra.Command {
 		ifChanged(f.Changed("presigned-urls"), func() { set.PresignedUrlsEnabled = proto.Bool(s.presign) })
 		ifChanged(f.Changed("allow-inline"), func() { set.AllowInline = proto.Bool(s.inline) })
 		ifChanged(f.Changed("cache-control"), func() { set.CacheControl = proto.String(s.cacheControl) })
+		ifChanged(f.Changed("cache-control-shared"), func() { set.CacheControlShared = proto.Bool(s.cacheShared) })
 		ifChanged(f.Changed("allowed-mime-types"), func() { set.AllowedMimeTypes = &adminv1.MimeTypes{Types: s.mime} })
 		b, err := c.writeBucket(cmd.Context(), verb, a[0], set)
 		if err != nil {
@@ -83,7 +85,8 @@ func bucketWriteCmd(c *adminConfig, verb string) *cobra.Command {
 	fs.BoolVar(&s.public, "public", false, "anyone may read the files")
 	fs.BoolVar(&s.presign, "presigned-urls", false, "presigned URLs allowed")
 	fs.BoolVar(&s.inline, "allow-inline", false, "serve script-capable types inline")
-	fs.StringVar(&s.cacheControl, "cache-control", "", "Cache-Control of downloads")
+	fs.StringVar(&s.cacheControl, "cache-control", "", "Cache-Control of anonymous downloads (the others: private)")
+	fs.BoolVar(&s.cacheShared, "cache-control-shared", false, "send Cache-Control and Surrogate-Control on every download, credentialed ones too (a CDN may store them)")
 	fs.StringSliceVar(&s.mime, "allowed-mime-types", nil, "MIME types accepted (type/* patterns); empty: any")
 	return cmd
 }

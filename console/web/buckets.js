@@ -14,6 +14,7 @@ function settingsForm(b, idField) {
     cache: field(t('bCache'), { value: b.cacheControl || '', name: 'cache', autocomplete: 'off' }),
     presign: field(t('bPresign'), { type: 'checkbox', checked: b.presignedUrlsEnabled !== false, name: 'presign' }),
     inline: field(t('bInline'), { type: 'checkbox', checked: !!b.allowInline, name: 'inline' }),
+    cacheShared: field(t('bCacheShared'), { type: 'checkbox', checked: !!b.cacheControlShared, name: 'cacheShared' }),
   };
   const form = h('form', { class: 'grid' }, idField ? idField.wrap : null, ...Object.values(f).map((x) => x.wrap));
   const read = () => ({
@@ -25,6 +26,7 @@ function settingsForm(b, idField) {
     cacheControl: f.cache.control.value,
     presignedUrlsEnabled: f.presign.control.checked,
     allowInline: f.inline.control.checked,
+    cacheControlShared: f.cacheShared.control.checked,
   });
   return { form, read };
 }

@@ -54,12 +54,14 @@ var (
 )
 
 // probeSiblings: the admin's p.html (and user u2's q.html) next to u1's
-// p.html.{br,gz,zst} (and q.html's) in "shared"; the admin's own in "a-site".
+// p.html.{br,gz,zst} (and q.html's) and u1's own later p.html in "shared"; the
+// admin's own in "a-site".
 func probeSiblings(ts *tenantServer, tl *tally) {
 	a := ts.a
 	ts.putFile(a.host, "shared", "p.html", "text/html", page, a.admin()...)
 	ts.putFile(a.host, "shared", "q.html", "text/html", page, a.user("u2")...)
 	ts.putFile(a.host, "a-site", "p.html", "text/html", page, a.admin()...)
+	ts.putFile(a.host, "shared", "p.html", "text/html", evil, a.user("u1")...) // same name, later: not the page
 	for _, c := range codings {
 		for _, name := range []string{"p.html", "q.html"} {
 			ts.putFile(a.host, "shared", name+c.suffix, "application/octet-stream", compress(c.name, evil), a.user("u1")...)

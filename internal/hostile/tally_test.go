@@ -14,7 +14,7 @@ type counts struct {
 
 // line is the summary line the suite prints for a category.
 func (c counts) line(name string) string {
-	return fmt.Sprintf("hostile: %-12s tried=%d accepted_wrongly=%d 5xx=%d panics=%d", name, c.tried, c.wrong, c.fivexx, c.panics)
+	return fmt.Sprintf("hostile: %-14s tried=%d accepted_wrongly=%d 5xx=%d panics=%d", name, c.tried, c.wrong, c.fivexx, c.panics)
 }
 
 // overall adds up every category of the run, printed by TestMain.

@@ -85,10 +85,19 @@ rules:
 
 // addTenant creates tenant id through TenantService and fills it.
 func (ts *tenantServer) addTenant(id string) *tenantSide {
-	t := ts.t
-	t.Helper()
+	ts.t.Helper()
 	side := &tenantSide{id: id, host: id + ".test", adminSecret: "hostile-" + id + "-admin-secret-0123",
 		jwtKey: strings.Repeat(id, 40)[:40], only: id + "-only"}
+	ts.fillTenant(side)
+	return side
+}
+
+// fillTenant creates tenant side.id through TenantService with side's host,
+// secret and key, and fills it as addTenant does.
+func (ts *tenantServer) fillTenant(side *tenantSide) {
+	t := ts.t
+	t.Helper()
+	id := side.id
 	create := fmt.Sprintf(`{"id":%q,"hosts":[%q],"settings":{"adminSecrets":[%q],"jwt":%q}}`,
 		id, side.host, side.adminSecret, `{"type":"HS256","key":"`+side.jwtKey+`"}`)
 	ts.mustRPC(http.StatusOK, defaultHost, "TenantService/CreateTenant", create, "X-Coffer-Platform-Secret", platformSecret)
@@ -108,7 +117,6 @@ func (ts *tenantServer) addTenant(id string) *tenantSide {
 		t.Fatalf("%s: creating a webhook: %s", id, a.body)
 	}
 	side.sub = sub.ID
-	return side
 }
 
 // hostDo sends a request with Host host (headers as name, value pairs).

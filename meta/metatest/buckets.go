@@ -55,7 +55,7 @@ func testCreateBucket(t *testing.T, s meta.Store) {
 		ID: "full.bucket_1-x", MinUploadFileSize: 0, MaxUploadFileSize: 1 << 40,
 		AllowedMimeTypes: []string{"image/*", "text/plain", "application/vnd.api+json"},
 		CacheControl:     "public, max-age=60", DownloadExpiration: 604800,
-		PresignedURLsEnabled: false, Public: true, AllowInline: true,
+		PresignedURLsEnabled: false, Public: true, AllowInline: true, CacheControlShared: true,
 	}
 	for _, b := range []*coffer.Bucket{full, coffer.NewBucket("plain")} {
 		t.Run(b.ID, func(t *testing.T) {
@@ -112,10 +112,11 @@ func testUpdateBucket(t *testing.T, s meta.Store) {
 	time.Sleep(2 * time.Millisecond)
 	pub, maxSize, cc, types := true, int64(1234), "no-store", []string{"video/mp4", "image/png"}
 	got, err := s.UpdateBucket(t.Context(), "upd", coffer.BucketUpdate{
-		Public: &pub, MaxUploadFileSize: &maxSize, CacheControl: &cc, AllowedMimeTypes: &types})
+		Public: &pub, MaxUploadFileSize: &maxSize, CacheControl: &cc, AllowedMimeTypes: &types, CacheControlShared: &pub})
 	must(t, err)
 	want := *orig
 	want.Public, want.MaxUploadFileSize, want.CacheControl, want.AllowedMimeTypes = pub, maxSize, cc, types
+	want.CacheControlShared = true
 	checkBucket(t, got, &want, false)
 	if !got.CreatedAt.Equal(orig.CreatedAt) || !got.UpdatedAt.After(orig.UpdatedAt) {
 		t.Errorf("times after update = %v/%v, want CreatedAt %v and a later UpdatedAt", got.CreatedAt, got.UpdatedAt, orig.CreatedAt)

@@ -46,7 +46,7 @@ func testPayloadGolden(t *testing.T, s meta.Store) {
 	want := []string{
 		head("bucket.created", "gold") + `"bucket":{"id":"gold","minUploadFileSize":1,"maxUploadFileSize":50000000,` +
 			`"allowedMimeTypes":["image/*"],"cacheControl":"max-age=3600","downloadExpiration":30,` +
-			`"presignedUrlsEnabled":true,"public":true,"allowInline":false,"createdAt":"<time>","updatedAt":"<time>"},` +
+			`"presignedUrlsEnabled":true,"public":true,"allowInline":false,"cacheControlShared":false,"createdAt":"<time>","updatedAt":"<time>"},` +
 			`"actor":{"role":"user","userId":"u-7"}}`,
 		head("file.created", "default") + `"file":` + file(`{"k":"v"}`) + `,"actor":{"role":"user","userId":"u-7"}}`,
 		head("file.metadata_updated", "default") + `"file":` + file(`{"z":1,"a":"é"}`) + `,"before":` + file(`{"k":"v"}`) +

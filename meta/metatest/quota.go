@@ -155,6 +155,7 @@ func testQuotaRefusalChangesNothing(t *testing.T, s Shared) {
 func testUsageExact(t *testing.T, s Shared) {
 	ctx := t.Context()
 	mustTenant(t, s, "u")
+	mustDeleting(t, s, "u") // PurgeTenant needs it; the store serves the tenant's view all the same
 	v := view(t, s, "u")
 	def := s.ForTenant(coffer.DefaultTenantID).(scoped)
 	create(t, def, newFile(coffer.DefaultBucketID, "d"))

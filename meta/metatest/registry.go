@@ -142,6 +142,14 @@ func testPurgeResumable(t *testing.T, s Shared) {
 	wantCode(t, err, coffer.EINVALID)
 	_, _, err = s.PurgeTenant(ctx, "nope", 1)
 	wantCode(t, err, coffer.ENOTFOUND)
+	gone := view(t, s, "gone")
+	st0 := snapshot(t, gone, &twin{sub: &coffer.Subscription{}})
+	_, _, err = s.PurgeTenant(ctx, "gone", 1) // active: perhaps a new tenant of a purged one's id
+	wantCode(t, err, coffer.EPRECONDITION)
+	if st := snapshot(t, gone, &twin{sub: &coffer.Subscription{}}); !reflect.DeepEqual(st, st0) {
+		t.Fatalf("PurgeTenant of an active tenant changed it:\nbefore %+v\nafter  %+v", st0, st)
+	}
+	mustDeleting(t, s, "gone")
 	var got []string
 	for i := 0; ; i++ {
 		if i > 100 {
@@ -187,6 +195,7 @@ func checkPurged(t *testing.T, s Shared, id string, got, want []string) {
 // whose keys are lost (a crash) leaves orphans only; a later purge finishes the job.
 func testPurgeInterrupted(t *testing.T, s Shared) {
 	keys, keep, keepTwin := purgeFixture(t, s, "gone")
+	mustDeleting(t, s, "gone")
 	before := snapshot(t, keep, keepTwin)
 	v := view(t, s, "gone")
 	st0 := snapshot(t, v, &twin{sub: &coffer.Subscription{}})

@@ -273,6 +273,7 @@ func testSitesPurge(t *testing.T, s SiteStore) {
 	mustSite(t, sites(t, s, "gone"), "www", "www.gone.example")
 	mustSite(t, sites(t, s, "gone"), "docs", "docs.gone.example")
 	kept := mustSite(t, sites(t, s, "keep"), "www", "www.keep.example")
+	mustDeleting(t, s, "gone")
 	for done := false; !done; {
 		var err error
 		_, done, err = s.PurgeTenant(ctx, "gone", 10)

@@ -77,6 +77,15 @@ func mustTenant(t *testing.T, s meta.Tenants, id string) *coffer.Tenant {
 	return tn
 }
 
+// mustDeleting sets tenant id's state to deleting, as deleting it does before
+// PurgeTenant.
+func mustDeleting(t *testing.T, s meta.Tenants, id string) {
+	t.Helper()
+	state := coffer.TenantDeleting
+	_, err := s.UpdateTenant(t.Context(), id, coffer.TenantUpdate{State: &state})
+	must(t, err)
+}
+
 // scoped is a tenant's view with every optional interface the SQL stores offer.
 type scoped interface {
 	meta.Store

@@ -18,7 +18,7 @@ func TestStmtCache(t *testing.T) {
 	c := &stmts{db: s.db}
 	s.core = sqlcore.New(&conn{db: s.db, w: &batcher{max: maxBatch, db: s.db, stmts: c, wsem: make(chan struct{}, 1)}}, newDialect())
 	ctx := t.Context()
-	if err := s.CreateTenant(ctx, &coffer.Tenant{ID: "p"}); err != nil {
+	if err := s.CreateTenant(ctx, &coffer.Tenant{ID: "p", State: coffer.TenantDeleting}); err != nil {
 		t.Fatal(err)
 	}
 	for i := range 3 {

@@ -191,7 +191,7 @@ func (s *stream) failWrite(werr error) error {
 		s.err = unavailable("write: %v", werr)
 		return s.err
 	}
-	s.answer(reply)
+	s.early(reply)
 	if s.vErr != nil {
 		s.err = s.vErr
 	} else {
@@ -200,7 +200,7 @@ func (s *stream) failWrite(werr error) error {
 	return s.err
 }
 
-// answer records clamd's reply.
+// answer records clamd's reply to the whole stream.
 func (s *stream) answer(reply string) {
 	v, err := ParseReply(reply)
 	if err != nil {
@@ -208,6 +208,18 @@ func (s *stream) answer(reply string) {
 		return
 	}
 	s.verdict = &v
+}
+
+// early records a reply clamd sent before the zero-length chunk that ends the
+// stream. It can only refuse: a finding or an error stands, but "OK" is not a scan
+// of the whole upload (only a verdict after the last chunk can accept it), so it is
+// an error that wraps scan.ErrUnavailable.
+func (s *stream) early(reply string) {
+	s.answer(reply)
+	if s.verdict != nil && !s.verdict.Infected {
+		s.verdict = nil
+		s.vErr = unavailable("answered %q before the end of the stream", clip(reply))
+	}
 }
 
 // Finish ends the stream and waits for the verdict.
@@ -226,6 +238,12 @@ func (s *stream) Finish() (scan.Verdict, error) {
 }
 
 func (s *stream) finish() {
+	if replied(s.conn) { // an answer to part of the stream
+		s.conn.SetReadDeadline(time.Now().Add(s.c.cfg.Timeout))
+		reply, _ := readReply(s.conn)
+		s.early(reply)
+		return
+	}
 	s.conn.SetWriteDeadline(time.Now().Add(s.c.cfg.Timeout))
 	_, werr := s.conn.Write([]byte{0, 0, 0, 0})
 	if werr != nil {

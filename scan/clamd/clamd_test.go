@@ -172,14 +172,23 @@ func readCommand(t *testing.T, conn net.Conn) {
 	}
 }
 
+// skipChunk reads one INSTREAM chunk and returns its length (0: the end).
+func skipChunk(conn net.Conn) (int64, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(conn, hdr[:]); err != nil {
+		return 0, err
+	}
+	n := int64(binary.BigEndian.Uint32(hdr[:]))
+	_, err := io.CopyN(io.Discard, conn, n)
+	return n, err
+}
+
 // A scanner that answers and closes before the end of the stream: the writer gets
 // ErrVerdict, not a broken pipe, and Finish gives the verdict.
 func TestEarlyVerdict(t *testing.T) {
 	addr := fakeClamd(t, func(conn net.Conn) {
 		readCommand(t, conn)
-		var hdr [4]byte
-		io.ReadFull(conn, hdr[:])
-		io.CopyN(io.Discard, conn, int64(binary.BigEndian.Uint32(hdr[:])))
+		skipChunk(conn)
 		conn.Write([]byte("stream: Early.Sig FOUND\x00"))
 		conn.(*net.TCPConn).SetLinger(0) // unread data makes the close a reset
 	})
@@ -199,6 +208,45 @@ func TestEarlyVerdict(t *testing.T) {
 	v, err := s.Finish()
 	if err != nil || !v.Infected || v.Signature != "Early.Sig" {
 		t.Fatalf("Finish: %+v, %v", v, err)
+	}
+}
+
+// An "OK" sent before the stream ends is no verdict on the upload: only a reply to
+// the zero-length chunk can accept it. Whether clamd keeps reading after its early
+// "OK" (the client finds it waiting before it ends the stream) or closes on it (a
+// failed write), Finish fails with ErrUnavailable, naming the early reply.
+func TestEarlyOKIsNotAVerdict(t *testing.T) {
+	for _, closeEarly := range []bool{false, true} {
+		answered := make(chan struct{})
+		addr := fakeClamd(t, func(conn net.Conn) {
+			readCommand(t, conn)
+			skipChunk(conn)
+			conn.Write([]byte("stream: OK\x00"))
+			close(answered)
+			if closeEarly {
+				conn.(*net.TCPConn).SetLinger(0) // unread data makes the close a reset
+				return
+			}
+			for n, err := skipChunk(conn); err == nil && n > 0; n, err = skipChunk(conn) {
+			} // read the rest, answer nothing more
+		})
+		c := client(t, addr, 5*time.Second)
+		s, err := c.Begin(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Write([]byte("first chunk"))
+		<-answered
+		var werr error
+		for i := 0; i < 4096 && werr == nil && closeEarly; i++ {
+			_, werr = s.Write(make([]byte, 32<<10))
+		}
+		s.Write([]byte("last chunk"))
+		v, err := s.Finish()
+		if !errors.Is(err, scan.ErrUnavailable) || !strings.Contains(err.Error(), "before the end of the stream") {
+			t.Errorf("close=%v: Finish after an early OK: %+v, %v; want ErrUnavailable (write: %v)", closeEarly, v, err, werr)
+		}
+		s.Close()
 	}
 }
 

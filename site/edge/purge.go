@@ -37,6 +37,31 @@ func (c *Cache) Purge(scope string, p site.Purge) int {
 	return n
 }
 
+// PurgeScopes drops everything of every scope whose name starts with prefix (a
+// deleted tenant's sites: "<tenant>/") and returns how many entries went, as Purge
+// does for each.
+func (c *Cache) PurgeScopes(prefix string) int {
+	scopes := map[string]bool{}
+	c.mu.RLock()
+	for s := range c.scopes {
+		scopes[s] = true
+	}
+	for _, v := range c.neg.m {
+		scopes[v.scope] = true
+	}
+	for _, fl := range c.inflight {
+		scopes[fl.scope] = true
+	}
+	c.mu.RUnlock()
+	n := 0
+	for s := range scopes {
+		if strings.HasPrefix(s, prefix) {
+			n += c.Purge(s, site.Purge{})
+		}
+	}
+	return n
+}
+
 // matching lists the entries of x that p names.
 func matching(x *scopeIndex, p site.Purge, all bool) []*entry {
 	var out []*entry

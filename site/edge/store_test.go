@@ -332,3 +332,30 @@ func TestRestartRebuildsTheIndex(t *testing.T) {
 		t.Fatalf("stats %+v", s)
 	}
 }
+
+// TestPurgeScopes: a deleted tenant's sites ("t1/" scopes) lose every entry,
+// remembered 404s included; another tenant whose id starts the same ("t10") keeps its.
+func TestPurgeScopes(t *testing.T) {
+	u := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/missing") {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, r.URL.Path)
+	})
+	c := newCache(t, testConfig(t.TempDir(), nil))
+	o := u.origin(t, 0)
+	reqs := map[string]site.EdgeRequest{}
+	for _, scope := range []string{"t1/s1", "t1/s2", "t10/s1"} {
+		reqs[scope] = site.EdgeRequest{Scope: scope, Path: "/p", Key: "/p", Origin: o}
+		mustGet(t, c, reqs[scope], "/base/p", site.CacheMiss)
+	}
+	_, _, err := get(t, c, site.EdgeRequest{Scope: "t1/s1", Path: "/missing", Key: "/missing", Origin: o})
+	wantCode(t, err, coffer.ENOTFOUND)
+	if n := c.PurgeScopes("t1/"); n != 3 {
+		t.Errorf("PurgeScopes dropped %d; want two pages and a 404", n)
+	}
+	mustGet(t, c, reqs["t1/s1"], "/base/p", site.CacheMiss)
+	mustGet(t, c, reqs["t1/s2"], "/base/p", site.CacheMiss)
+	mustGet(t, c, reqs["t10/s1"], "/base/p", site.CacheHit)
+}

@@ -31,7 +31,7 @@ func TestEncodeGolden(t *testing.T) {
 		{coffer.Event{ID: "e2", Type: coffer.BucketCreated, Time: at, BucketID: "b", Bucket: b, Actor: coffer.SystemActor},
 			`{"id":"e2","type":"bucket.created","time":"2026-11-24T21:05:06.789Z","bucketId":"b","bucket":{"id":"b",` +
 				`"minUploadFileSize":1,"maxUploadFileSize":2,"allowedMimeTypes":null,"cacheControl":"no-store","downloadExpiration":30,` +
-				`"presignedUrlsEnabled":true,"public":false,"allowInline":false,"createdAt":"2026-11-24T21:05:06.789Z",` +
+				`"presignedUrlsEnabled":true,"public":false,"allowInline":false,"cacheControlShared":false,"createdAt":"2026-11-24T21:05:06.789Z",` +
 				`"updatedAt":"2026-11-24T21:05:06.789Z"},"actor":{"role":"system"}}`},
 		{coffer.Event{ID: "e3", Type: coffer.FileRejected, Time: at, BucketID: "b", Rejection: r, Actor: coffer.Actor{Role: "public"}},
 			`{"id":"e3","type":"file.rejected","time":"2026-11-24T21:05:06.789Z","bucketId":"b","rejection":{"id":"r1",` +

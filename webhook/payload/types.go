@@ -54,6 +54,7 @@ type Bucket struct {
 	PresignedURLsEnabled bool      `json:"presignedUrlsEnabled"`
 	Public               bool      `json:"public"`
 	AllowInline          bool      `json:"allowInline"`
+	CacheControlShared   bool      `json:"cacheControlShared"`
 	CreatedAt            time.Time `json:"createdAt"`
 	UpdatedAt            time.Time `json:"updatedAt"`
 }
@@ -66,7 +67,7 @@ func fromBucket(b *coffer.Bucket) *Bucket {
 	return &Bucket{ID: b.ID, MinUploadFileSize: b.MinUploadFileSize, MaxUploadFileSize: b.MaxUploadFileSize,
 		AllowedMimeTypes: b.AllowedMimeTypes, CacheControl: b.CacheControl, DownloadExpiration: b.DownloadExpiration,
 		PresignedURLsEnabled: b.PresignedURLsEnabled, Public: b.Public, AllowInline: b.AllowInline,
-		CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
+		CacheControlShared: b.CacheControlShared, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
 }
 
 // toBucket is the bucket b carries (nil for nil).
@@ -77,7 +78,7 @@ func (b *Bucket) toBucket() *coffer.Bucket {
 	return &coffer.Bucket{ID: b.ID, MinUploadFileSize: b.MinUploadFileSize, MaxUploadFileSize: b.MaxUploadFileSize,
 		AllowedMimeTypes: b.AllowedMimeTypes, CacheControl: b.CacheControl, DownloadExpiration: b.DownloadExpiration,
 		PresignedURLsEnabled: b.PresignedURLsEnabled, Public: b.Public, AllowInline: b.AllowInline,
-		CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
+		CacheControlShared: b.CacheControlShared, CreatedAt: b.CreatedAt, UpdatedAt: b.UpdatedAt}
 }
 
 // Rejection is the refused upload of a file.rejected event.

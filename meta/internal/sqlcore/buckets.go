@@ -8,9 +8,9 @@ import (
 )
 
 const bucketCols = `id, min_upload_file_size, max_upload_file_size, allowed_mime_types, cache_control,
-	download_expiration, presigned_urls_enabled, public, allow_inline, created_at, updated_at`
+	download_expiration, presigned_urls_enabled, public, allow_inline, cache_control_shared, created_at, updated_at`
 
-const insertBucket = `INSERT INTO buckets (tenant_id, ` + bucketCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+const insertBucket = `INSERT INTO buckets (tenant_id, ` + bucketCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // bucketArgs returns b's columns in bucketCols order.
 func (s *Store) bucketArgs(b *coffer.Bucket) []any {
@@ -19,7 +19,7 @@ func (s *Store) bucketArgs(b *coffer.Bucket) []any {
 		types = []string{}
 	}
 	return []any{b.ID, b.MinUploadFileSize, b.MaxUploadFileSize, s.d.List(types), b.CacheControl,
-		b.DownloadExpiration, b.PresignedURLsEnabled, b.Public, b.AllowInline,
+		b.DownloadExpiration, b.PresignedURLsEnabled, b.Public, b.AllowInline, b.CacheControlShared,
 		s.d.Time(b.CreatedAt), s.d.Time(b.UpdatedAt)}
 }
 
@@ -28,7 +28,7 @@ func (s *Store) scanBucket(r Row) (*coffer.Bucket, error) {
 	var b coffer.Bucket
 	err := r.Scan(&b.ID, &b.MinUploadFileSize, &b.MaxUploadFileSize, s.d.ListDest(&b.AllowedMimeTypes),
 		&b.CacheControl, &b.DownloadExpiration, &b.PresignedURLsEnabled, &b.Public, &b.AllowInline,
-		Time{&b.CreatedAt}, Time{&b.UpdatedAt})
+		&b.CacheControlShared, Time{&b.CreatedAt}, Time{&b.UpdatedAt})
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +97,8 @@ func (s *Store) UpdateBucket(ctx context.Context, id string, u coffer.BucketUpda
 		b.UpdatedAt = meta.Now()
 		_, err = tx.Exec(ctx, `UPDATE buckets SET min_upload_file_size = ?, max_upload_file_size = ?,
 			allowed_mime_types = ?, cache_control = ?, download_expiration = ?, presigned_urls_enabled = ?,
-			public = ?, allow_inline = ?, created_at = ?, updated_at = ? WHERE tenant_id = ? AND id = ?`,
+			public = ?, allow_inline = ?, cache_control_shared = ?, created_at = ?, updated_at = ?
+			WHERE tenant_id = ? AND id = ?`,
 			append(s.bucketArgs(b)[1:], s.tenant, id)...)
 		return err
 	})

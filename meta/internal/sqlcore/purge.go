@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"strings"
+
+	"github.com/coffer/coffer"
 )
 
 // PurgeTenant removes a batch of tenant id's data (see meta.Tenants): up to limit
@@ -23,13 +25,15 @@ func (s *Store) PurgeTenant(ctx context.Context, id string, limit int) (blobKeys
 	t := s.forTenant(id)
 	err = s.write(ctx, "purge tenant", func(tx Querier) error {
 		blobKeys, done = nil, false // a DB may retry fn
-		var exists bool
-		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM tenants WHERE id = ?)`, id).Scan(&exists)
-		if err != nil || !exists {
-			if err == nil {
-				err = tenantNotFound(id)
-			}
+		var state string
+		err := tx.QueryRow(ctx, `SELECT state FROM tenants WHERE id = ?`, id).Scan(&state)
+		switch {
+		case IsNoRows(err):
+			return tenantNotFound(id)
+		case err != nil:
 			return err
+		case state != string(coffer.TenantDeleting):
+			return coffer.Errorf(coffer.EPRECONDITION, "tenant %q is not being deleted (state %s)", id, state)
 		}
 		if blobKeys, err = t.purgeBatch(ctx, tx, limit); err != nil || len(blobKeys) > 0 {
 			return err

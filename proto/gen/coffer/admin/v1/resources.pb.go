@@ -99,7 +99,10 @@ type Bucket struct {
 	MaxUploadFileSize int64 `protobuf:"varint,3,opt,name=max_upload_file_size,json=maxUploadFileSize,proto3" json:"max_upload_file_size,omitempty"`
 	// MIME types accepted on upload ("image/*" patterns allowed); empty: any.
 	AllowedMimeTypes []string `protobuf:"bytes,4,rep,name=allowed_mime_types,json=allowedMimeTypes,proto3" json:"allowed_mime_types,omitempty"`
-	// Cache-Control sent with the bucket's downloads.
+	// Cache-Control sent with the bucket's anonymous downloads (and in
+	// Surrogate-Control); downloads with the admin secret, a JWT or a presigned URL
+	// get "private" and these directives but public, s-maxage and proxy-revalidate,
+	// unless cache_control_shared.
 	CacheControl string `protobuf:"bytes,5,opt,name=cache_control,json=cacheControl,proto3" json:"cache_control,omitempty"`
 	// Lifetime of presigned URLs, in seconds (1 to 604800).
 	DownloadExpiration int64 `protobuf:"varint,6,opt,name=download_expiration,json=downloadExpiration,proto3" json:"download_expiration,omitempty"`
@@ -113,9 +116,13 @@ type Bucket struct {
 	// When the bucket was created.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When the bucket's settings last changed.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// Whether every download, credentialed and presigned ones too, carries
+	// cache_control and Surrogate-Control as anonymous ones do (hasura-storage's
+	// behaviour), so that a shared cache (a CDN) may store it. Default: false.
+	CacheControlShared bool `protobuf:"varint,12,opt,name=cache_control_shared,json=cacheControlShared,proto3" json:"cache_control_shared,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *Bucket) Reset() {
@@ -225,6 +232,13 @@ func (x *Bucket) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Bucket) GetCacheControlShared() bool {
+	if x != nil {
+		return x.CacheControlShared
+	}
+	return false
+}
+
 // The settings to change in a bucket: an unset field is left as it is.
 type BucketSettings struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -243,9 +257,11 @@ type BucketSettings struct {
 	// See Bucket.public.
 	Public *bool `protobuf:"varint,7,opt,name=public,proto3,oneof" json:"public,omitempty"`
 	// See Bucket.allow_inline.
-	AllowInline   *bool `protobuf:"varint,8,opt,name=allow_inline,json=allowInline,proto3,oneof" json:"allow_inline,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	AllowInline *bool `protobuf:"varint,8,opt,name=allow_inline,json=allowInline,proto3,oneof" json:"allow_inline,omitempty"`
+	// See Bucket.cache_control_shared.
+	CacheControlShared *bool `protobuf:"varint,9,opt,name=cache_control_shared,json=cacheControlShared,proto3,oneof" json:"cache_control_shared,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *BucketSettings) Reset() {
@@ -330,6 +346,13 @@ func (x *BucketSettings) GetPublic() bool {
 func (x *BucketSettings) GetAllowInline() bool {
 	if x != nil && x.AllowInline != nil {
 		return *x.AllowInline
+	}
+	return false
+}
+
+func (x *BucketSettings) GetCacheControlShared() bool {
+	if x != nil && x.CacheControlShared != nil {
+		return *x.CacheControlShared
 	}
 	return false
 }
@@ -867,7 +890,7 @@ var File_coffer_admin_v1_resources_proto protoreflect.FileDescriptor
 
 const file_coffer_admin_v1_resources_proto_rawDesc = "" +
 	"\n" +
-	"\x1fcoffer/admin/v1/resources.proto\x12\x0fcoffer.admin.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xe5\x03\n" +
+	"\x1fcoffer/admin/v1/resources.proto\x12\x0fcoffer.admin.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x97\x04\n" +
 	"\x06Bucket\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12/\n" +
 	"\x14min_upload_file_size\x18\x02 \x01(\x03R\x11minUploadFileSize\x12/\n" +
@@ -882,7 +905,8 @@ const file_coffer_admin_v1_resources_proto_rawDesc = "" +
 	"created_at\x18\n" +
 	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\"\xd5\x04\n" +
+	"updated_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x120\n" +
+	"\x14cache_control_shared\x18\f \x01(\bR\x12cacheControlShared\"\xa5\x05\n" +
 	"\x0eBucketSettings\x124\n" +
 	"\x14min_upload_file_size\x18\x01 \x01(\x03H\x00R\x11minUploadFileSize\x88\x01\x01\x124\n" +
 	"\x14max_upload_file_size\x18\x02 \x01(\x03H\x01R\x11maxUploadFileSize\x88\x01\x01\x12M\n" +
@@ -891,7 +915,8 @@ const file_coffer_admin_v1_resources_proto_rawDesc = "" +
 	"\x13download_expiration\x18\x05 \x01(\x03H\x04R\x12downloadExpiration\x88\x01\x01\x129\n" +
 	"\x16presigned_urls_enabled\x18\x06 \x01(\bH\x05R\x14presignedUrlsEnabled\x88\x01\x01\x12\x1b\n" +
 	"\x06public\x18\a \x01(\bH\x06R\x06public\x88\x01\x01\x12&\n" +
-	"\fallow_inline\x18\b \x01(\bH\aR\vallowInline\x88\x01\x01B\x17\n" +
+	"\fallow_inline\x18\b \x01(\bH\aR\vallowInline\x88\x01\x01\x125\n" +
+	"\x14cache_control_shared\x18\t \x01(\bH\bR\x12cacheControlShared\x88\x01\x01B\x17\n" +
 	"\x15_min_upload_file_sizeB\x17\n" +
 	"\x15_max_upload_file_sizeB\x15\n" +
 	"\x13_allowed_mime_typesB\x10\n" +
@@ -899,7 +924,8 @@ const file_coffer_admin_v1_resources_proto_rawDesc = "" +
 	"\x14_download_expirationB\x19\n" +
 	"\x17_presigned_urls_enabledB\t\n" +
 	"\a_publicB\x0f\n" +
-	"\r_allow_inline\"!\n" +
+	"\r_allow_inlineB\x17\n" +
+	"\x15_cache_control_shared\"!\n" +
 	"\tMimeTypes\x12\x14\n" +
 	"\x05types\x18\x01 \x03(\tR\x05types\"\xf7\x02\n" +
 	"\x04File\x12\x0e\n" +

@@ -61,7 +61,9 @@ const (
 // TenantServiceClient is a client for the coffer.admin.v1.TenantService service.
 type TenantServiceClient interface {
 	// CreateTenant makes a tenant, active. ALREADY_EXISTS if the id or one of its
-	// hosts is taken; INVALID_ARGUMENT for a bad id, host or setting.
+	// hosts is taken; FAILED_PRECONDITION if the id's tenant is still being deleted
+	// (it may be taken again once GetTenant answers NOT_FOUND); INVALID_ARGUMENT for
+	// a bad id, host or setting.
 	CreateTenant(context.Context, *connect.Request[v1.CreateTenantRequest]) (*connect.Response[v1.CreateTenantResponse], error)
 	// GetTenant returns one tenant. NOT_FOUND if there is none.
 	GetTenant(context.Context, *connect.Request[v1.GetTenantRequest]) (*connect.Response[v1.GetTenantResponse], error)
@@ -76,9 +78,10 @@ type TenantServiceClient interface {
 	// ResumeTenant serves a suspended tenant again. FAILED_PRECONDITION for a
 	// tenant being deleted.
 	ResumeTenant(context.Context, *connect.Request[v1.ResumeTenantRequest]) (*connect.Response[v1.ResumeTenantResponse], error)
-	// DeleteTenant marks a tenant deleting (refused like a suspended one) and
-	// returns; the server removes its data in the background, resuming after a
-	// restart, and then the tenant itself (GetTenant: NOT_FOUND).
+	// DeleteTenant marks a tenant deleting (refused like a suspended one), drops
+	// its cache entries on every node and returns; the server removes its data in
+	// the background, resuming after a restart, and then the tenant itself
+	// (GetTenant: NOT_FOUND).
 	DeleteTenant(context.Context, *connect.Request[v1.DeleteTenantRequest]) (*connect.Response[v1.DeleteTenantResponse], error)
 	// GetTenantUsage returns what a tenant stores and serves.
 	GetTenantUsage(context.Context, *connect.Request[v1.GetTenantUsageRequest]) (*connect.Response[v1.GetTenantUsageResponse], error)
@@ -204,7 +207,9 @@ func (c *tenantServiceClient) GetTenantUsage(ctx context.Context, req *connect.R
 // TenantServiceHandler is an implementation of the coffer.admin.v1.TenantService service.
 type TenantServiceHandler interface {
 	// CreateTenant makes a tenant, active. ALREADY_EXISTS if the id or one of its
-	// hosts is taken; INVALID_ARGUMENT for a bad id, host or setting.
+	// hosts is taken; FAILED_PRECONDITION if the id's tenant is still being deleted
+	// (it may be taken again once GetTenant answers NOT_FOUND); INVALID_ARGUMENT for
+	// a bad id, host or setting.
 	CreateTenant(context.Context, *connect.Request[v1.CreateTenantRequest]) (*connect.Response[v1.CreateTenantResponse], error)
 	// GetTenant returns one tenant. NOT_FOUND if there is none.
 	GetTenant(context.Context, *connect.Request[v1.GetTenantRequest]) (*connect.Response[v1.GetTenantResponse], error)
@@ -219,9 +224,10 @@ type TenantServiceHandler interface {
 	// ResumeTenant serves a suspended tenant again. FAILED_PRECONDITION for a
 	// tenant being deleted.
 	ResumeTenant(context.Context, *connect.Request[v1.ResumeTenantRequest]) (*connect.Response[v1.ResumeTenantResponse], error)
-	// DeleteTenant marks a tenant deleting (refused like a suspended one) and
-	// returns; the server removes its data in the background, resuming after a
-	// restart, and then the tenant itself (GetTenant: NOT_FOUND).
+	// DeleteTenant marks a tenant deleting (refused like a suspended one), drops
+	// its cache entries on every node and returns; the server removes its data in
+	// the background, resuming after a restart, and then the tenant itself
+	// (GetTenant: NOT_FOUND).
 	DeleteTenant(context.Context, *connect.Request[v1.DeleteTenantRequest]) (*connect.Response[v1.DeleteTenantResponse], error)
 	// GetTenantUsage returns what a tenant stores and serves.
 	GetTenantUsage(context.Context, *connect.Request[v1.GetTenantUsageRequest]) (*connect.Response[v1.GetTenantUsageResponse], error)
