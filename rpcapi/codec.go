@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 
+	"connectrpc.com/connect"
+
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 )
@@ -43,4 +45,66 @@ func (strictJSON) Unmarshal(b []byte, m any) error {
 		return errors.New("an empty body is not a JSON object")
 	}
 	return protojson.UnmarshalOptions{}.Unmarshal(b, pm)
+}
+
+// binaryProto is binary protobuf, as connect-go's own codec (which is not exported)
+// does it.
+type binaryProto struct{}
+
+// Name is the codec's name in content types (application/grpc+proto...).
+func (binaryProto) Name() string { return "proto" }
+
+// Marshal encodes a message.
+func (c binaryProto) Marshal(m any) ([]byte, error) { return c.MarshalAppend(nil, m) }
+
+// MarshalAppend appends m's encoding to b (connect-go uses it to reuse buffers).
+func (binaryProto) MarshalAppend(b []byte, m any) ([]byte, error) {
+	pm, ok := m.(proto.Message)
+	if !ok {
+		return nil, fmt.Errorf("%T is not a protobuf message", m)
+	}
+	return proto.MarshalOptions{}.MarshalAppend(b, pm)
+}
+
+// Unmarshal decodes b into m.
+func (binaryProto) Unmarshal(b []byte, m any) error {
+	pm, ok := m.(proto.Message)
+	if !ok {
+		return fmt.Errorf("%T is not a protobuf message", m)
+	}
+	if err := proto.Unmarshal(b, pm); err != nil {
+		return fmt.Errorf("unmarshal into %T: %w", m, err)
+	}
+	return nil
+}
+
+// stamped is a codec of the face: it stamps each message it decodes with the
+// size it decoded (budget.go).
+type stamped struct{ connect.Codec }
+
+// stampedCodecs are the face's codecs: binary protobuf and strictJSON, stamped.
+func stampedCodecs() connect.HandlerOption {
+	return connect.WithHandlerOptions(connect.WithCodec(stamped{binaryProto{}}),
+		connect.WithCodec(stamped{jsonCodecs[0]}), connect.WithCodec(stamped{jsonCodecs[1]}))
+}
+
+// Unmarshal decodes b into m and stamps m with len(b).
+func (c stamped) Unmarshal(b []byte, m any) error {
+	if err := c.Codec.Unmarshal(b, m); err != nil {
+		return err
+	}
+	stamp(m, len(b))
+	return nil
+}
+
+// MarshalAppend appends m's encoding to b, with the wrapped codec's MarshalAppend
+// if it has one.
+func (c stamped) MarshalAppend(b []byte, m any) ([]byte, error) {
+	if ma, ok := c.Codec.(interface {
+		MarshalAppend([]byte, any) ([]byte, error)
+	}); ok {
+		return ma.MarshalAppend(b, m)
+	}
+	out, err := c.Codec.Marshal(m)
+	return append(b, out...), err
 }

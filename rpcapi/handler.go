@@ -10,11 +10,13 @@
 // management, over Config.Tenants) alone takes another credential, the platform
 // admin's secret (platform.go), and refuses every tenant's; SiteService (over
 // Config.Sites) is the face's tenant's admin's, and AuditService (over Config.Audit)
-// its admin's or the platform admin's (audit.go). Errors are coffer.Error
-// kinds mapped to Connect codes by one table (CodeOf); an EINVALID error that names
-// its field carries a google.rpc.BadRequest detail. The face holds no business logic:
-// each method converts the request to domain values (convert.go), calls one service
-// method and converts the result back.
+// its admin's or the platform admin's (audit.go). What one stream, and one caller
+// on one connection, may have the face decode is bounded (budget.go: gzip bombs
+// over h2c). Errors are coffer.Error kinds mapped to Connect codes by one table
+// (CodeOf); an EINVALID error that names its field carries a google.rpc.BadRequest
+// detail. The face holds no business logic: each method converts the request to
+// domain values (convert.go), calls one service method and converts the result
+// back.
 package rpcapi
 
 import (
@@ -68,12 +70,16 @@ type Config struct {
 	// Audit, when set, serves AuditService; nil: every call is refused
 	// (FAILED_PRECONDITION).
 	Audit AuditQuerier
+	// Budget bounds what a stream and a connection may have the face decode
+	// (budget.go); past it, RESOURCE_EXHAUSTED.
+	Budget Budget
 }
 
 // DefaultConfig returns the defaults: 2 MiB messages (a rules document may be 1 MiB,
 // and a JSON string escapes it to at most twice that), one minute per call.
 func DefaultConfig() Config {
-	return Config{Version: "dev", ReadMaxBytes: 2 << 20, Timeout: time.Minute, AccessLog: httpserve.DefaultAccessLogConfig()}
+	return Config{Version: "dev", ReadMaxBytes: 2 << 20, Timeout: time.Minute, AccessLog: httpserve.DefaultAccessLogConfig(),
+		Budget: DefaultBudget()}
 }
 
 // Validate checks c.
@@ -86,6 +92,9 @@ func (c Config) Validate() error {
 	}
 	if c.Tenants != nil && c.PlatformSecret == "" {
 		return coffer.Errorf(coffer.EINVALID, "rpc: managing tenants needs a platform secret")
+	}
+	if err := c.Budget.Validate(); err != nil {
+		return err
 	}
 	return c.AccessLog.Validate()
 }
@@ -109,6 +118,10 @@ type Handler struct {
 // wire (connect-go's default compresses every response).
 const compressMinBytes = 1 << 10
 
+// smallMessage bounds a reflection or health request (a host, a symbol or service
+// name: a few hundred bytes), after decompression.
+const smallMessage = 16 << 10
+
 // services are the contract's services, for reflection and health.
 var services = []string{
 	adminv1connect.BucketServiceName, adminv1connect.FileServiceName, adminv1connect.RuleServiceName,
@@ -124,10 +137,12 @@ func New(cfg Config, svc Service, node Node, presign Presigner, authn *auth.Auth
 	}
 	h := &Handler{cfg: cfg, svc: svc, node: node, presign: presign, authn: authn, log: log,
 		routes: httpserve.RouteMux{ServeMux: http.NewServeMux()}, platform: sha256.Sum256([]byte(cfg.PlatformSecret))}
-	opts := connect.WithHandlerOptions(connect.WithInterceptors(authInterceptor{h}),
+	// The budget's interceptor comes first: it counts what was decoded even for a
+	// call whose credentials fail.
+	opts := connect.WithHandlerOptions(connect.WithRequestGate(cfg.Budget.gate),
+		connect.WithInterceptors(budgetInterceptor{cfg.Budget}, authInterceptor{h}),
 		connect.WithReadMaxBytes(cfg.ReadMaxBytes), connect.WithCompressMinBytes(compressMinBytes),
-		connect.WithCodec(jsonCodecs[0]), connect.WithCodec(jsonCodecs[1]), gzipCompression(cfg.ReadMaxBytes),
-		connect.WithRecover(h.recovered))
+		stampedCodecs(), gzipCompression(cfg.ReadMaxBytes), connect.WithRecover(h.recovered))
 	srv := &server{h: h}
 	h.handle(adminv1connect.NewBucketServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewFileServiceHandler(srv, opts))
@@ -138,8 +153,11 @@ func New(cfg Config, svc Service, node Node, presign Presigner, authn *auth.Auth
 	h.handle(adminv1connect.NewTenantServiceHandler(srv, opts, connect.WithInterceptors(platformInterceptor{h})))
 	h.handle(adminv1connect.NewSiteServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewAuditServiceHandler(srv, opts))
-	h.handleReflection(opts)
-	h.handle(grpchealth.NewHandler(health{svc}, opts))
+	// Reflection and health are open to anonymous callers, and their requests are
+	// a name or two: a message of theirs may not decode past smallMessage.
+	small := connect.WithHandlerOptions(opts, connect.WithReadMaxBytes(smallMessage), gzipCompression(smallMessage))
+	h.handleReflection(small)
+	h.handle(grpchealth.NewHandler(health{svc}, small))
 	h.frame = &httpserve.Frame{Routes: h.routes, Encode: encodeError, IDs: httpserve.NewIDs(), Log: log,
 		Access: httpserve.NewAccessLog(cfg.AccessLog, log), ReadIdleTimeout: cfg.Timeout, WriteTimeout: cfg.Timeout}
 	if cfg.Metrics != nil {
@@ -170,15 +188,18 @@ type authResult struct {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.frame.ServeHTTP(w, r) }
 
 // authenticated finds who makes r (as the hasura face does:
-// auth.Authenticator.Principal) and serves it with hd, its body bounded (limits.go);
-// the interceptor answers a failed authentication in the protocol of the call.
+// auth.Authenticator.Principal) and serves it with hd, its body bounded (limits.go)
+// and what it decodes counted (budget.go); the interceptor answers a failed
+// authentication in the protocol of the call.
 func (h *Handler) authenticated(w http.ResponseWriter, r *http.Request, hd http.Handler) {
 	limitBody(w, r, h.cfg.ReadMaxBytes)
 	p, err := h.authn.Principal(r)
 	if st := httpserve.StateOf(r); st != nil {
 		st.Principal = p
 	}
-	hd.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), authKey{}, authResult{p, err})))
+	r, settle := h.cfg.Budget.tallied(r.WithContext(context.WithValue(r.Context(), authKey{}, authResult{p, err})), h.cfg.ReadMaxBytes)
+	hd.ServeHTTP(w, r)
+	settle()
 }
 
 // principal returns who makes the call in ctx.
