@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"net/url"
+	"os"
 	"strings"
 
 	"github.com/coffer/coffer"
@@ -14,12 +15,15 @@ import (
 // host the server answers on itself: a site there would take that host's API, RPC
 // and console. So a site may not take
 //   - an IP address, or a name a browser reads as one (tenant.IPLike): the server's
-//     own addresses, and every listen address among them;
+//     own addresses, and every listen address among them; localhost and
+//     *.localhost, and this machine's host name;
 //   - the host of --public-url, or of --listen, --metrics-listen, --debug-listen;
 //   - with --tenants: a tenant's host, a default tenant's host
 //     (--default-tenant-hosts: also the host serving /t/{tenant}/ paths), and any
-//     name under a --tenant-wildcards pattern, whether or not a tenant of that id
-//     exists yet (tenant.Resolver.Reserved).
+//     name under a --tenant-wildcards pattern (and the pattern's own domain),
+//     whether or not a tenant of that id exists yet (tenant.Resolver.Reserved).
+// Requests are matched to sites by the host the tenant router reads
+// (sites.requestHost: X-Forwarded-Host from a trusted proxy), never by another.
 // The same rule holds at every request (siteFront): if a collision is made anyway
 // (a flag changed, a site stored by an older version), the tenant wins and the
 // site does not answer on that host. A tenant created or given a host a site has
@@ -33,6 +37,10 @@ func ownHosts(c Config) map[string]string {
 		if h, err := tenant.NormalizeHost(raw); err == nil && raw != "" {
 			own[h] = why
 		}
+	}
+	add("localhost", "a loopback name")
+	if name, err := os.Hostname(); err == nil {
+		add(name, "this machine's host name")
 	}
 	if u, err := url.Parse(c.PublicURL); err == nil {
 		add(u.Host, "the server's public URL host (--public-url)")
@@ -53,6 +61,9 @@ func (st *sites) reserved(h string) string {
 	}
 	if why, ok := st.own[h]; ok {
 		return why
+	}
+	if strings.HasSuffix(h, ".localhost") {
+		return "a loopback name (*.localhost)"
 	}
 	if tn := st.s.tenancy; tn != nil {
 		if why, ok := tn.resolver.Load().Reserved(h); ok {

@@ -158,9 +158,20 @@ func (f siteFront) Prefixes() []string {
 	return nil
 }
 
+// requestHost is the host r names: with tenants, the one the tenant router reads
+// (X-Forwarded-Host from a trusted proxy, tenant.Resolver.EffectiveHost), so that
+// a site and a tenant are never chosen by two different hosts; without, its Host.
+func (st *sites) requestHost(r *http.Request) string {
+	if tn := st.s.tenancy; tn != nil {
+		peer, _ := netip.ParseAddrPort(r.RemoteAddr)
+		return tn.resolver.Load().EffectiveHost(r.Host, tenant.ForwardedHost(r.Header), peer.Addr().Unmap())
+	}
+	return r.Host
+}
+
 // ServeHTTP implements http.Handler.
 func (f siteFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if f.st.lookup(r.Host) != nil {
+	if f.st.lookup(f.st.requestHost(r)) != nil {
 		f.st.frame.ServeHTTP(w, r)
 		return
 	}
@@ -171,6 +182,9 @@ func (f siteFront) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // handler's fast path (what it declines, net/http answers through ServeHTTP);
 // others go to next's fast path.
 func (f siteFront) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter) bool {
+	if _, fwd := req.Get("X-Forwarded-Host"); fwd && f.st.s.tenancy != nil {
+		return false // whether to believe it is net/http's to tell (requestHost)
+	}
 	if m := f.st.hosts.Load(); m != nil && len(m.byHost) > 0 {
 		if e, host := f.st.lookupHost(string(req.Host)); e != nil {
 			return f.st.serveFast(e, host, req, w)
@@ -204,7 +218,7 @@ func (st *sites) serveFast(e *siteEntry, host string, req *httpserve.FastRequest
 // serve answers one request of a site, inside the Frame.
 func (st *sites) serve(w http.ResponseWriter, r *http.Request) {
 	w = httpserve.Routed(w, r, "site")
-	e, host := st.lookupHost(r.Host)
+	e, host := st.lookupHost(st.requestHost(r))
 	if e == nil { // the site went between the front's lookup and now
 		http.Error(w, "not found", http.StatusNotFound)
 		return

@@ -428,15 +428,20 @@ func (tn *tenancy) sweep(ctx context.Context) {
 // purgeBatch is how many files a purge step removes.
 const purgeBatch = 500
 
-// purgeDeleted removes a batch of each deleted tenant's data (rows, then their
-// blobs), resuming where a crash or the previous step left off; the tenant row goes
+// purgeDeleted removes a batch of each deleted tenant's data (its blobs, then its
+// rows), resuming where a crash or the previous step left off; the tenant row goes
 // last.
 func (tn *tenancy) purgeDeleted(ctx context.Context) {
 	for id, t := range *tn.tenants.Load() {
 		if t.State != coffer.TenantDeleting {
 			continue
 		}
-		if err := tn.purgeStep(ctx, t); err != nil && ctx.Err() == nil {
+		err := tn.purgeStep(ctx, t)
+		switch c := coffer.ErrorCode(err); {
+		case err == nil || ctx.Err() != nil:
+		case c == coffer.ENOTFOUND || c == coffer.EPRECONDITION:
+			tn.kick() // another node finished it, or the id is a new tenant's: the next reload forgets it
+		default:
 			tn.s.log.Warn("removing a deleted tenant's data failed; retrying", "tenant", id, "err", err)
 		}
 	}

@@ -170,6 +170,17 @@ func ForwardedHost(h http.Header) string {
 	return strings.Join(v, ",")
 }
 
+// EffectiveHost returns the host a request names as Resolve reads it: the
+// right-most X-Forwarded-Host value (xfh: all its lines joined, ForwardedHost)
+// when there is one and peer is a trusted proxy, else host. Whatever else routes by
+// host (sites) must read the same one.
+func (r *Resolver) EffectiveHost(host, xfh string, peer netip.Addr) string {
+	if xfh != "" && r.trusted(peer) {
+		return lastValue(xfh)
+	}
+	return host
+}
+
 // resolve is Resolve over either form of the request's text.
 func resolve[T text](r *Resolver, host, xfh T, peer netip.Addr, path T) (Result, error) {
 	src := ByHost
@@ -288,6 +299,9 @@ func (r *Resolver) Reserved(h string) (why string, reserved bool) {
 			return "the default tenant's host", true
 		}
 		return "a tenant's host", true
+	}
+	if b, ok := r.wild[h]; ok && b.capture {
+		return "the domain of the tenant wildcard *." + h, true
 	}
 	dot := strings.IndexByte(h, '.')
 	if dot < 0 {

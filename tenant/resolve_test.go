@@ -244,7 +244,7 @@ func TestReserved(t *testing.T) {
 	}
 	for h, want := range map[string]bool{
 		"files.test": true, "acme.test": true, "x.acme.test": true, "acme.w.test": true, "nobody-yet.w.test": true,
-		"w.test": false, "a.b.w.test": false, "www.test": false, "acme.test.org": false, "other.test": false,
+		"w.test": true, "a.b.w.test": false, "www.test": false, "acme.test.org": false, "other.test": false,
 	} {
 		if why, got := r.Reserved(h); got != want || (got && why == "") {
 			t.Errorf("Reserved(%q) = %q, %v; want %v", h, why, got, want)

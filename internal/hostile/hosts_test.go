@@ -30,6 +30,7 @@ var reservedHosts = map[string]string{
 	"b.test": "tenant", "a.test": "tenant", // tenants' hosts
 	"127.0.0.1": "IP address", "[::1]": "IP address", "127.1": "IP address", "0x7f.0.0.1": "IP address",
 	"2130706433": "IP address", "[0:0:0:0:0:0:0:1]": "IP address", "10.0.0.1": "IP address",
+	"localhost": "loopback", "app.localhost": "loopback", "w.test": "wildcard", // loopback names; the wildcard's domain
 }
 
 // TestSiteHostClaims: tenant a's admin (and the default tenant's) cannot make or
@@ -169,4 +170,49 @@ func (s *server) rawFrom(src, method, req string) answer {
 		return answer{body: []byte(err.Error())}
 	}
 	return readAnswer(http.ReadResponse(bufio.NewReader(c), &http.Request{Method: method}))
+}
+
+// TestSitesBehindProxy: behind a trusted proxy that puts its upstream's name in
+// Host and the client's in X-Forwarded-Host (nginx's default), a site is chosen by
+// the same host as a tenant is: a site that took the upstream's name ("backend")
+// never answers for a tenant's forwarded host, on the fast path or net/http's, and
+// a site's own forwarded host reaches the site.
+func TestSitesBehindProxy(t *testing.T) {
+	ts := newTenantServer(t)
+	tl := ts.tally("proxy_hosts")
+	a, b := ts.a, ts.b
+	doc := `{"site":{"id":"up","hosts":["backend","www.a-site.test"],"routes":[{"path":"/*","target":{"redirect":{"to":"/moved/","status":302}}}]}}`
+	ts.mustRPC(http.StatusOK, a.host, "SiteService/CreateSite", doc, a.admin()...)
+	bFile := "/v1/files/" + b.pubFile
+	cases := []struct {
+		what, src, method, path, host, xfh string
+		want                               func(answer) string
+	}{
+		{"b's file, Host backend, XFH b.test", "", "GET", bFile, "backend", "b.test", func(a answer) string { return wantBody(a, "public bytes of b") }},
+		{"b's file (HEAD), Host backend, XFH b.test", "", "HEAD", bFile, "backend", "b.test", wantStatus(http.StatusOK)},
+		{"b's file, Host backend:8000, XFH b.w.test", "", "GET", bFile, "backend:8000", "b.w.test", func(a answer) string { return wantBody(a, "public bytes of b") }},
+		{"b's RPC, Host backend, XFH b.test", "", "POST", "/coffer.admin.v1.BucketService/ListBuckets", "backend", "b.test", wantStatus(http.StatusUnauthorized)},
+		{"b's console, Host backend, XFH b.test", "", "GET", "/console/", "backend", "b.test", func(a answer) string { return wantBody(a, "<html") }},
+		{"the site by its forwarded host", "", "GET", "/x", "127.0.0.1", "www.a-site.test", wantStatus(http.StatusFound)},
+		{"the site's host from an untrusted peer", "127.0.0.2", "GET", "/x", "backend", "b.test", wantStatus(http.StatusFound)},
+	}
+	for _, c := range cases {
+		req := fmt.Sprintf("%s %s HTTP/1.1\r\nHost: %s\r\nX-Forwarded-Host: %s\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}",
+			c.method, c.path, c.host, c.xfh)
+		if c.method != "POST" {
+			req = fmt.Sprintf("%s %s HTTP/1.1\r\nHost: %s\r\nX-Forwarded-Host: %s\r\nConnection: close\r\n\r\n", c.method, c.path, c.host, c.xfh)
+		}
+		got := ts.rawFrom(c.src, c.method, req)
+		tl.probe(c.what, got, c.want(got))
+	}
+}
+
+// wantStatus returns a check that an answer has status want.
+func wantStatus(want int) func(answer) string {
+	return func(a answer) string {
+		if a.status != want {
+			return fmt.Sprintf("want %d", want)
+		}
+		return ""
+	}
 }
