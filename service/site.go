@@ -15,9 +15,9 @@ const maxSameName = 1000
 // files public. It is the name-addressed file when there is one (meta.Store
 // GetFileByName), otherwise, of the uploaded files with that name (files uploaded
 // through /v1 may share a name), the most recently updated one; but in a bucket
-// other roles than the admin may write (SiteBucketWritable), the first one made, so
-// an upload cannot displace a page (a replace keeps a file's place). ENOTFOUND if
-// there is none.
+// other roles than the admin may write (SiteBucketWritable), the one sharedBefore
+// puts first, so a user's upload cannot displace a page. ENOTFOUND if there is
+// none.
 func (s *Service) SiteFile(ctx context.Context, bucket, name string) (*coffer.File, error) {
 	f, err := s.meta.GetFileByName(ctx, bucket, name)
 	if err == nil && f.IsUploaded {
@@ -33,13 +33,13 @@ func (s *Service) SiteFile(ctx context.Context, bucket, name string) (*coffer.Fi
 	if err != nil {
 		return nil, err
 	}
-	first := s.SiteBucketWritable(bucket)
+	shared := s.SiteBucketWritable(bucket)
 	var pick *coffer.File
 	for _, c := range page.Files { // ordered by name: the exact name comes first
 		if c.Name != name {
 			break
 		}
-		if pick == nil || !first && c.UpdatedAt.After(pick.UpdatedAt) || first && c.CreatedAt.Before(pick.CreatedAt) {
+		if pick == nil || !shared && c.UpdatedAt.After(pick.UpdatedAt) || shared && sharedBefore(c, pick) {
 			pick = c
 		}
 	}
@@ -47,6 +47,18 @@ func (s *Service) SiteFile(ctx context.Context, bucket, name string) (*coffer.Fi
 		return nil, errFileNotFound()
 	}
 	return pick, nil
+}
+
+// sharedBefore reports whether a site serves a before b, two files of one name in a
+// bucket other roles than the admin may write: a file with no uploader (the
+// admin's, or a role's whose rules preset none) before a user's, so a user's upload
+// or rename into the name never displaces the admin's page, nor squats a page the
+// admin publishes later; then the first made (a replace keeps a file's place).
+func sharedBefore(a, b *coffer.File) bool {
+	if ua, ub := a.UploadedByUserID == "", b.UploadedByUserID == ""; ua != ub {
+		return ua
+	}
+	return a.CreatedAt.Before(b.CreatedAt)
 }
 
 // OpenSiteFile opens the contents of file id for a site, whoever asks, through the

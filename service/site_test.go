@@ -66,3 +66,34 @@ func TestSiteFileFirstInWritableBucket(t *testing.T) {
 		t.Fatalf("SiteFile = %v, %v; want the admin's first file %s", f, err, page.ID)
 	}
 }
+
+// In a writable bucket whose rules preset the uploader, a user's file never takes a
+// page's name from the admin's: not by an earlier upload (squatting a page the
+// admin publishes later), nor by renaming an older file into it.
+func TestSiteFileAdminFirstInWritableBucket(t *testing.T) {
+	ctx := context.Background()
+	svc, _, _ := cachedService(t, service.DefaultConfig(), openSQLite(t), blob.New(memblob.New()))
+	must(t, svc.SetRules(ctx, coffer.AdminPrincipal(), []byte(`{"rules":[{"role":"user","buckets":["default"],
+		"upload":{"presets":{"uploaded_by_user_id":"X-Hasura-User-Id"}},"update":{"filter":{"uploaded_by_user_id":{"_eq":"X-Hasura-User-Id"}}},
+		"read":{"filter":{"uploaded_by_user_id":{"_eq":"X-Hasura-User-Id"}}}}]}`)))
+	squat := put(t, svc, user("u1"), "", "a user's page, first")
+	old := put(t, svc, user("u1"), "", "a user's older file")
+	time.Sleep(5 * time.Millisecond)
+	page := put(t, svc, coffer.AdminPrincipal(), "", "the admin's page")
+	name := "b.txt"
+	if _, err := svc.UpdateFile(ctx, coffer.AdminPrincipal(), page.ID, &name, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.UpdateFile(ctx, user("u1"), old.ID, &name, nil); err != nil {
+		t.Fatal(err)
+	}
+	for n, want := range map[string]string{"a.txt": squat.ID, "b.txt": page.ID} {
+		if f, err := svc.SiteFile(ctx, "default", n); err != nil || f.ID != want {
+			t.Errorf("SiteFile(%s) = %v, %v; want %s", n, f, err, want)
+		}
+	}
+	page2 := put(t, svc, coffer.AdminPrincipal(), "", "the admin's page, published after the squat")
+	if f, err := svc.SiteFile(ctx, "default", "a.txt"); err != nil || f.ID != page2.ID {
+		t.Errorf("SiteFile(a.txt) after the admin published it = %v, %v; want %s", f, err, page2.ID)
+	}
+}
