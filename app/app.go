@@ -15,7 +15,7 @@ import (
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/auth"
-	"github.com/coffer/coffer/cache"
+	pgbus "github.com/coffer/coffer/bus/postgres"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/rpcapi"
@@ -43,7 +43,7 @@ type Main struct {
 	sweep  context.CancelFunc // stops the sweeper, the rules refresher and the bus
 	bg     sync.WaitGroup     // those three, which Close waits for before the stores close
 	authn  *auth.Authenticator
-	bus    *cache.Bus // nil on SQLite: one node, nothing to hear
+	bus    *pgbus.Bus // the cluster bus; nil on SQLite: one node, nobody to tell or hear
 	images imaging.Engine
 	// webhooks delivers this node's share of the outbox; webhooksDone closes when it
 	// has stopped.
@@ -115,7 +115,9 @@ func (s *Main) build(ctx context.Context) error {
 		return err
 	}
 	if !c.UsesSQLite() {
-		s.bus = cache.NewBus(c.DatabaseURL, s.st.cache, s.log)
+		if s.bus, err = pgbus.New(c.DatabaseURL, s.log); err != nil {
+			return err
+		}
 	}
 	if err := loadRules(ctx, svc, c.RulesFile); err != nil {
 		return err
@@ -199,6 +201,9 @@ func (s *Main) Close() error {
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 		errs = append(errs, s.sites.close(ctx))
 		cancel()
+	}
+	if s.bus != nil {
+		s.bus.Close()
 	}
 	return errors.Join(append(errs, s.st.Close())...)
 }

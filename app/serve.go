@@ -150,9 +150,13 @@ func (s *Main) fastStats() (answered, handedOff int64) {
 func (s *Main) newMetrics() *metrics.Metrics {
 	m := metrics.New()
 	pool := s.images.Pool()
-	m.Watch(metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: s.st.content, Variants: s.st.variants,
-		Blobs: s.st.blobs, Bus: s.bus, Webhooks: &s.webhooks.Stats, Images: func() (int, int) { return pool.Queued(), pool.Busy() },
-		ImageWorkerStarts: workerStarts(s.images), ImageRemoteWorkers: remoteWorkerStats(s.images), FastPath: s.fastStats})
+	src := metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: s.st.content, Variants: s.st.variants,
+		Blobs: s.st.blobs, Webhooks: &s.webhooks.Stats, Images: func() (int, int) { return pool.Queued(), pool.Busy() },
+		ImageWorkerStarts: workerStarts(s.images), ImageRemoteWorkers: remoteWorkerStats(s.images), FastPath: s.fastStats}
+	if s.bus != nil {
+		src.Bus = s.bus
+	}
+	m.Watch(src)
 	return m
 }
 
@@ -218,7 +222,7 @@ func (s *Main) Run(ctx context.Context) error {
 	s.bg.Go(func() { s.svc.RunSweeper(sweepCtx, s.cfg.SweepInterval) })
 	s.bg.Go(func() { s.svc.RefreshRules(sweepCtx, s.cfg.MetaCacheTTL) })
 	if s.bus != nil {
-		s.bg.Go(func() { s.bus.Run(sweepCtx) })
+		s.bg.Go(func() { s.bus.Run(sweepCtx, s.st.cache.Handle) })
 	}
 	if tn := s.tenancy; tn != nil {
 		s.bg.Go(func() { tn.run(sweepCtx, tenantRefresh, s.cfg.SweepInterval) })

@@ -13,6 +13,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/api"
+	"github.com/coffer/coffer/bus"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/service"
@@ -64,7 +65,7 @@ func (c SitesConfig) validate() error {
 type sites struct {
 	s       *Main
 	reg     meta.SiteRegistry
-	notify  meta.Notifier // nil: one node (SQLite), nobody to tell
+	pub     bus.Publisher // nil: one node (SQLite), nobody to tell
 	hosts   atomic.Pointer[siteMap]
 	edge    *edge.Cache
 	audit   *audit.Log // nil: off

@@ -31,8 +31,8 @@ func (s *Main) buildSites(ctx context.Context) error {
 	st := &sites{s: s, reg: reg, kick: make(chan struct{}, 1), log: s.log.With("component", "sites"), own: ownHosts(*s.cfg),
 		client: &http.Client{Transport: s.guardTransport, CheckRedirect: noRedirects}}
 	st.ctx, st.cancel = context.WithCancel(context.Background())
-	if n, ok := s.st.base.(meta.Notifier); ok && !s.cfg.UsesSQLite() {
-		st.notify = n
+	if s.bus != nil {
+		st.pub = s.bus
 	}
 	if s.cfg.Tenants.Key != "" {
 		key, err := base64.StdEncoding.DecodeString(s.cfg.Tenants.Key)

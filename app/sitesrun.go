@@ -3,12 +3,12 @@ package app
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/bus"
 	"github.com/coffer/coffer/site"
 )
 
@@ -104,17 +104,6 @@ func (st *sites) run(ctx context.Context) {
 	}
 }
 
-// purgeMessage is a purge as broadcast to other nodes ("p:" + its JSON).
-type purgeMessage struct {
-	Tenant string     `json:"t"`
-	Site   string     `json:"s"`
-	Purge  site.Purge `json:"p"`
-}
-
-// maxPurgePayload keeps a broadcast under PostgreSQL's NOTIFY payload limit (8000
-// bytes); a larger purge is broadcast as a purge of the whole site.
-const maxPurgePayload = 7800
-
 // purge applies p to tenant's site here; from this node's own request or change
 // (origin), it also tells the other nodes and the site's purge webhooks. It returns
 // the edge entries removed here and whether other nodes were told.
@@ -124,24 +113,24 @@ func (st *sites) purge(ctx context.Context, tenant, id string, p site.Purge, ori
 	if !origin {
 		return removed, false
 	}
-	told := st.broadcast(ctx, purgeMessage{Tenant: tenant, Site: id, Purge: p})
+	told := st.broadcast(ctx, bus.Event{Kind: bus.SitePurged, Tenant: tenant, ID: id, Purge: bus.Purge(p)})
 	if e := st.entry(tenant, id); e != nil && len(e.doc.PurgeWebhooks) > 0 {
 		st.tellWebhooks(e, p)
 	}
 	return removed, told
 }
 
-// broadcast sends m to the other nodes; false on one node or if it failed (logged).
-func (st *sites) broadcast(ctx context.Context, m purgeMessage) bool {
-	if st.notify == nil {
+// broadcast sends purge e to the other nodes, as a purge of the whole site if it is
+// too long for the bus; false on one node or if it failed (logged).
+func (st *sites) broadcast(ctx context.Context, e bus.Event) bool {
+	if st.pub == nil {
 		return false
 	}
-	b, _ := json.Marshal(m)
-	if len(b) > maxPurgePayload {
-		b, _ = json.Marshal(purgeMessage{Tenant: m.Tenant, Site: m.Site})
+	if p, err := bus.Encode(e); err == nil && len(p) > bus.MaxPayload {
+		e.Purge = bus.Purge{}
 	}
-	if err := st.notify.Notify(ctx, "p:"+string(b)); err != nil {
-		st.log.Warn("site purge not broadcast", "tenant", m.Tenant, "site", m.Site, "err", err)
+	if err := st.pub.Publish(ctx, e); err != nil {
+		st.log.Warn("site purge not broadcast", "tenant", e.Tenant, "site", e.ID, "err", err)
 		return false
 	}
 	return true
@@ -165,13 +154,8 @@ func withSiblings(p site.Purge) site.Purge {
 }
 
 // heard applies a purge another node broadcast.
-func (st *sites) heard(payload string) {
-	var m purgeMessage
-	if err := json.Unmarshal([]byte(payload), &m); err != nil {
-		st.log.Warn("unreadable site purge from another node", "err", err)
-		return
-	}
-	st.purge(context.Background(), m.Tenant, m.Site, m.Purge, false)
+func (st *sites) heard(tenant, id string, p bus.Purge) {
+	st.purge(context.Background(), tenant, id, site.Purge(p), false)
 }
 
 // dropNames forgets the bucket names a purge covers: those of its paths exactly,

@@ -18,7 +18,7 @@ import (
 	"github.com/coffer/coffer/api"
 	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/blob"
-	"github.com/coffer/coffer/cache"
+	"github.com/coffer/coffer/bus"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/tenant"
@@ -192,12 +192,12 @@ func (tn *tenancy) forget(id string) {
 }
 
 // dropEverywhere drops tenant id's entries from every cache of every node: this
-// node's at once, the others' through the invalidation bus (PostgreSQL's NOTIFY;
-// this node hears it too, and dropping twice is harmless).
+// node's at once, the others' through the cluster bus (this node hears it too, and
+// dropping twice is harmless).
 func (tn *tenancy) dropEverywhere(ctx context.Context, id string) {
 	tn.s.st.cache.DropTenant(id)
-	if n, ok := tn.s.st.base.(meta.Notifier); ok {
-		if err := n.Notify(ctx, cache.GoneKey(id)); err != nil {
+	if b := tn.s.bus; b != nil {
+		if err := b.Publish(ctx, bus.Event{Kind: bus.TenantGone, Tenant: id}); err != nil {
 			tn.s.log.Warn("telling the other nodes a tenant was deleted failed; they drop its entries at their next reload", "tenant", id, "err", err)
 		}
 	}

@@ -3,13 +3,10 @@
 //
 //   - Meta wraps a meta.Store: file rows by id and bucket settings by id, count-bounded
 //     with a TTL as a safety net. Writes made through it invalidate at once; changes
-//     made by other nodes arrive through Invalidate (see Bus).
+//     made by other nodes arrive as typed events (Handle; package bus carries them).
 //   - Content holds small, hot file contents, byte-bounded, keyed by blob key: in
 //     memory, or, for blobs on disk from 16 KB up, as open files (the contents stay
 //     in the kernel's page cache and go out with sendfile; at most 1024 files). A blob
 //     key is never reused (every write makes a new one), so an entry can never be
 //     stale; deleting a blob forgets its entry so an open file keeps no disk space.
-//   - Bus listens for invalidations from other nodes: PostgreSQL LISTEN on a dedicated
-//     connection, every cache flushed on (re)connect, since notifications sent while
-//     disconnected are lost.
 package cache

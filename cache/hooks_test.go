@@ -1,10 +1,12 @@
 package cache_test
 
 import (
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/bus"
 )
 
 // Writes through a view report the rows they wrote, with the view's tenant: a
@@ -42,27 +44,29 @@ func TestOnFileWritten(t *testing.T) {
 	}
 }
 
-// "s:<tenant>" and "p:<payload>" go to their functions and flush nothing.
+// SitesChanged and SitePurged go to their functions and flush nothing.
 func TestSiteInvalidations(t *testing.T) {
 	m := cached(t, openSQLite(t))
 	var sites, purges []string
 	m.OnSitesChanged(func(tenant string) { sites = append(sites, tenant) })
-	m.OnPurge(func(p string) { purges = append(purges, p) })
+	m.OnPurge(func(tenant, site string, p bus.Purge) {
+		purges = append(purges, tenant+"/"+site+strings.Join(p.Paths, ","))
+	})
 	f := upload(t, m, "x")
 	if _, err := m.GetFile(t.Context(), f.ID); err != nil {
 		t.Fatal(err)
 	}
 	before := m.FileStats()
-	m.Invalidate("s:")
-	m.Invalidate("s:acme")
-	m.Invalidate(`p:{"t":"acme"}`)
+	m.Handle(bus.Event{Kind: bus.SitesChanged})
+	m.Handle(bus.Event{Kind: bus.SitesChanged, Tenant: "acme"})
+	m.Handle(bus.Event{Kind: bus.SitePurged, Tenant: "acme", ID: "www", Purge: bus.Purge{Paths: []string{"/a"}}})
 	if _, err := m.GetFile(t.Context(), f.ID); err != nil {
 		t.Fatal(err)
 	}
 	if hits := m.FileStats().Hits - before.Hits; hits != 1 {
 		t.Fatalf("the row was dropped: %d hits after the site keys", hits)
 	}
-	if len(sites) != 2 || sites[0] != "" || sites[1] != "acme" || len(purges) != 1 || purges[0] != `{"t":"acme"}` {
+	if len(sites) != 2 || sites[0] != "" || sites[1] != "acme" || len(purges) != 1 || purges[0] != "acme/www/a" {
 		t.Fatalf("sites %q purges %q", sites, purges)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/bus"
 	"github.com/coffer/coffer/meta"
 	"github.com/maypok86/otter/v2"
 	"github.com/maypok86/otter/v2/stats"
@@ -51,7 +52,7 @@ func (c MetaConfig) Validate() error {
 // incarnation (ForIncarnation) tags what it loads with it and takes nothing another
 // incarnation loaded, so that an entry left by a deleted tenant is never answered to
 // the next one of its id, even if the invalidation that should have dropped it was
-// lost. DropTenant (the cluster event "g:<tenant>") drops a tenant's entries.
+// lost. DropTenant (the cluster event bus.TenantGone) drops a tenant's entries.
 type Meta struct {
 	*metaCaches
 	store meta.Store // the wrapped store: not embedded, so every method is written out
@@ -81,15 +82,15 @@ type metaCaches struct {
 	// onRules holds each tenant's rules-changed function (OnRulesChanged).
 	rulesMu sync.Mutex
 	onRules map[string]func()
-	// onTenant runs when a tenant's registry row changes ("t:<tenant>").
+	// onTenant runs when a tenant's registry row changes (bus.TenantChanged).
 	onTenant atomic.Pointer[func(tenant string)]
-	// onGone runs when a tenant was deleted ("g:<tenant>", DropTenant).
+	// onGone runs when a tenant was deleted (bus.TenantGone, DropTenant).
 	onGone atomic.Pointer[func(tenant string)]
-	// onSites runs when a tenant's sites change ("s:<tenant>"), onPurge for a site
-	// purge sent by another node ("p:<payload>"), onWritten after this node wrote
+	// onSites runs when a tenant's sites change (bus.SitesChanged), onPurge for a
+	// site purge sent by another node (bus.SitePurged), onWritten after this node wrote
 	// file rows (OnFileWritten).
 	onSites   atomic.Pointer[func(tenant string)]
-	onPurge   atomic.Pointer[func(payload string)]
+	onPurge   atomic.Pointer[func(tenant, site string, p bus.Purge)]
 	onWritten atomic.Pointer[func(tenant string, files []*coffer.File)]
 }
 
@@ -99,7 +100,7 @@ var _ meta.Store = (*Meta)(nil)
 // in tenant's entries: the id itself for the default tenant, so that a deployment
 // without tenants keys as before, and "<tenant>/<id>" for others. Neither tenant ids
 // nor file and bucket ids contain "/", so keys of two tenants never meet. The
-// invalidation bus's keys name entries the same way ("f:<tenant>/<id>").
+// cluster bus's events name entries by the same two parts (bus.FileChanged).
 func tenantKey(tenant, id string) string {
 	if tenant == coffer.DefaultTenantID {
 		return id
@@ -154,7 +155,7 @@ func (c *metaCaches) view(tenant, inc string, s meta.Store) *Meta {
 func (m *Meta) Unwrap() meta.Store { return m.store }
 
 // OnRulesChanged sets fn to run when this view's tenant's rules document changes
-// (through this store or, via Invalidate, another node) or the cache is flushed: the
+// (through this store or, via Handle, another node) or the cache is flushed: the
 // tenant's service reloads its compiled rules then.
 func (m *Meta) OnRulesChanged(fn func()) {
 	m.rulesMu.Lock()
@@ -163,21 +164,21 @@ func (m *Meta) OnRulesChanged(fn func()) {
 }
 
 // OnTenantChanged sets fn to run when a tenant's row in the tenant registry changes
-// on another node (the invalidation "t:<tenant>"), so this node reads it again.
+// on another node (the event bus.TenantChanged), so this node reads it again.
 func (m *Meta) OnTenantChanged(fn func(tenant string)) { m.onTenant.Store(&fn) }
 
 // OnTenantGone sets fn to run, after the tenant's entries here are dropped, when a
-// tenant was deleted (DropTenant, or the invalidation "g:<tenant>" from any node), so
+// tenant was deleted (DropTenant, or the event bus.TenantGone from any node), so
 // that the caches beside this one drop theirs too.
 func (m *Meta) OnTenantGone(fn func(tenant string)) { m.onGone.Store(&fn) }
 
 // OnSitesChanged sets fn to run when a tenant's sites change on another node (the
-// invalidation "s:<tenant>"); without it such a key flushes everything.
+// event bus.SitesChanged); without it such an event flushes everything.
 func (m *Meta) OnSitesChanged(fn func(tenant string)) { m.onSites.Store(&fn) }
 
-// OnPurge sets fn to run for a site purge another node sent ("p:<payload>", the
-// payload as sent); without it such a key is ignored (no cached row is involved).
-func (m *Meta) OnPurge(fn func(payload string)) { m.onPurge.Store(&fn) }
+// OnPurge sets fn to run for a purge of tenant's site another node sent (the event
+// bus.SitePurged); without it such an event is ignored (no cached row is involved).
+func (m *Meta) OnPurge(fn func(tenant, site string, p bus.Purge)) { m.onPurge.Store(&fn) }
 
 // OnFileWritten sets fn to run after any view of m wrote file rows on this node:
 // with the view's tenant and the rows written (before and after a replace, a rename
@@ -297,69 +298,44 @@ func (m *Meta) GetBucket(ctx context.Context, id string) (*coffer.Bucket, error)
 func (m *Meta) fileKey(id string) string   { return m.keyPrefix + id }
 func (m *Meta) bucketKey(id string) string { return m.keyPrefix + id }
 
-// Invalidation keys, as sent between nodes (meta/postgres's NOTIFY payloads):
-// "f:<file id>", "b:<bucket id>" and "r" (the rules) for the default tenant,
-// "f:<tenant>/<file id>", "b:<tenant>/<bucket id>" and "r:<tenant>" for others,
-// "t:<tenant>" for a tenant's registry row, "g:<tenant>" for a tenant deleted (every
-// entry of the tenant goes, here and in the caches beside, OnTenantGone), "s:<tenant>"
-// for a tenant's sites ("s:" the default tenant's), "p:<payload>" for a site purge,
-// "*" for everything.
-const (
-	prefixFile   = "f:"
-	prefixBucket = "b:"
-	keyRules     = "r"
-	prefixRules  = "r:"
-	prefixTenant = "t:"
-	prefixGone   = "g:"
-	prefixSites  = "s:"
-	prefixPurge  = "p:"
-	keyAll       = "*"
-)
-
-// Invalidate drops what key names (see the constants above), whichever view it is
-// called on; an unknown key flushes everything, erring on the safe side.
-func (m *Meta) Invalidate(key string) {
-	switch {
-	case len(key) > 2 && key[:2] == prefixFile:
-		tenant, id := splitTenant(key[2:])
-		if id, ok := meta.FileID(id); ok {
-			m.files.Invalidate(tenantKey(tenant, id))
+// Handle applies an event another node (or the store's triggers) sent, whichever
+// view it is called on: FileChanged, BucketChanged and RulesChanged drop or reload
+// what they name, TenantGone drops the tenant (DropTenant), TenantChanged,
+// SitesChanged and SitePurged go to their functions (OnTenantChanged...; the first
+// two flush everything without one), and Everything, or a kind this version does
+// not know, flushes everything, erring on the safe side.
+func (m *Meta) Handle(e bus.Event) {
+	switch e.Kind {
+	case bus.FileChanged:
+		if id, ok := meta.FileID(e.ID); ok {
+			m.files.Invalidate(tenantKey(e.Tenant, id))
 		}
-	case len(key) > 2 && key[:2] == prefixBucket:
-		m.buckets.Invalidate(key[2:]) // "<tenant>/<id>" is the bucket's cache key
-	case key == keyRules:
-		m.rulesChanged(coffer.DefaultTenantID)
-	case len(key) > 2 && key[:2] == prefixRules:
-		m.rulesChanged(key[2:])
-	case len(key) > 2 && key[:2] == prefixTenant:
-		if fn := m.onTenant.Load(); fn != nil {
-			(*fn)(key[2:])
-		} else {
-			m.Flush()
-		}
-	case len(key) > 2 && key[:2] == prefixGone:
-		m.DropTenant(key[2:])
-	case len(key) >= 2 && key[:2] == prefixSites:
-		if fn := m.onSites.Load(); fn != nil {
-			(*fn)(key[2:])
-		} else {
-			m.Flush()
-		}
-	case len(key) > 2 && key[:2] == prefixPurge:
+	case bus.BucketChanged:
+		m.buckets.Invalidate(tenantKey(e.Tenant, e.ID))
+	case bus.RulesChanged:
+		m.rulesChanged(e.Tenant)
+	case bus.TenantGone:
+		m.DropTenant(e.Tenant)
+	case bus.TenantChanged:
+		m.tellOrFlush(m.onTenant.Load(), e.Tenant)
+	case bus.SitesChanged:
+		m.tellOrFlush(m.onSites.Load(), e.Tenant)
+	case bus.SitePurged:
 		if fn := m.onPurge.Load(); fn != nil {
-			(*fn)(key[2:])
+			(*fn)(e.Tenant, e.ID, e.Purge)
 		}
 	default:
 		m.Flush()
 	}
 }
 
-// splitTenant splits "<tenant>/<id>" (or "<id>", the default tenant's).
-func splitTenant(s string) (tenant, id string) {
-	if i := strings.IndexByte(s, '/'); i >= 0 {
-		return s[:i], s[i+1:]
+// tellOrFlush runs fn with tenant, or flushes everything without fn.
+func (m *Meta) tellOrFlush(fn *func(tenant string), tenant string) {
+	if fn == nil {
+		m.Flush()
+		return
 	}
-	return coffer.DefaultTenantID, s
+	(*fn)(tenant)
 }
 
 // Flush drops every entry of every tenant and reloads every tenant's rules.
@@ -377,9 +353,6 @@ func (m *Meta) Flush() {
 		fn()
 	}
 }
-
-// GoneKey is the invalidation that DropTenant(tenant) applies on every node.
-func GoneKey(tenant string) string { return prefixGone + tenant }
 
 // DropTenant drops every entry of tenant, which was deleted, and runs the
 // OnTenantGone function; the default tenant's are kept (it cannot be deleted).

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/bus"
 	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/internal/pgtest"
 	"github.com/coffer/coffer/meta"
@@ -132,7 +133,7 @@ func TestWritesInvalidate(t *testing.T) {
 	}
 }
 
-// Changes the cache did not see arrive through Invalidate; Flush drops everything and
+// Changes the cache did not see arrive through Handle; Flush drops everything and
 // reloads the rules.
 func TestInvalidateAndFlush(t *testing.T) {
 	inner := openSQLite(t)
@@ -147,15 +148,15 @@ func TestInvalidateAndFlush(t *testing.T) {
 	if got, _ := m.GetFile(ctx, f.ID); got.Name != "a.txt" {
 		t.Fatal("the test needs the stale entry to be cached")
 	}
-	m.Invalidate("f:" + f.ID)
+	m.Handle(bus.Event{Kind: bus.FileChanged, ID: f.ID})
 	if got, _ := m.GetFile(ctx, f.ID); got.Name != name {
-		t.Fatalf("after Invalidate: %q", got.Name)
+		t.Fatalf("after Handle: %q", got.Name)
 	}
 	var reloads atomic.Int32
 	m.OnRulesChanged(func() { reloads.Add(1) })
-	m.Invalidate("r")
+	m.Handle(bus.Event{Kind: bus.RulesChanged})
 	m.Flush()
-	m.Invalidate("something unknown") // flushes
+	m.Handle(bus.Event{Kind: 200}) // a kind from a newer version flushes
 	if n := reloads.Load(); n != 3 {
 		t.Fatalf("rules reloaded %d times, want 3", n)
 	}
@@ -233,7 +234,7 @@ func (s *pausingStore) GetFile(ctx context.Context, id string) (*coffer.File, er
 // but not for InvalidateAll, which the flush count covers.
 func TestLoadRacingInvalidationIsNotKept(t *testing.T) {
 	for name, invalidate := range map[string]func(m *cache.Meta, id string){
-		"invalidate": func(m *cache.Meta, id string) { m.Invalidate("f:" + id) },
+		"invalidate": func(m *cache.Meta, id string) { m.Handle(bus.Event{Kind: bus.FileChanged, ID: id}) },
 		"flush":      func(m *cache.Meta, id string) { m.Flush() },
 	} {
 		st := &pausingStore{started: make(chan struct{}), resume: make(chan struct{})}

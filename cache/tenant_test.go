@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/bus"
 	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/meta"
 )
@@ -47,8 +48,8 @@ func TestMetaTenantViewsKeptApart(t *testing.T) {
 			t.Errorf("%q: %d store calls, want 2", tenant, n)
 		}
 	}
-	root.Invalidate("f:acme/" + id)
-	root.Invalidate("r:acme")
+	root.Handle(bus.Event{Kind: bus.FileChanged, Tenant: "acme", ID: id})
+	root.Handle(bus.Event{Kind: bus.RulesChanged, Tenant: "acme"})
 	for _, v := range views {
 		if _, err := v.GetFile(ctx, id); err != nil {
 			t.Fatal(err)
@@ -60,8 +61,8 @@ func TestMetaTenantViewsKeptApart(t *testing.T) {
 	if rules[""] != 0 || rules["acme"] != 1 {
 		t.Errorf("rules reloads %v, want acme's only", rules)
 	}
-	root.Invalidate("f:" + id)
-	root.Invalidate("r")
+	root.Handle(bus.Event{Kind: bus.FileChanged, ID: id})
+	root.Handle(bus.Event{Kind: bus.RulesChanged})
 	if _, err := views[""].GetFile(ctx, id); err != nil || calls("") != 3 {
 		t.Errorf("the default tenant's file was not invalidated by f:<id>: %v, %d calls", err, calls(""))
 	}
@@ -70,9 +71,9 @@ func TestMetaTenantViewsKeptApart(t *testing.T) {
 	}
 	var changed []string
 	root.OnTenantChanged(func(tenant string) { changed = append(changed, tenant) })
-	root.Invalidate("t:acme")
+	root.Handle(bus.Event{Kind: bus.TenantChanged, Tenant: "acme"})
 	if len(changed) != 1 || changed[0] != "acme" || rules[""] != 1 || rules["acme"] != 1 {
-		t.Errorf("t:acme: tenants changed %v, rules reloads %v (a flush would reload them)", changed, rules)
+		t.Errorf("TenantChanged acme: tenants changed %v, rules reloads %v (a flush would reload them)", changed, rules)
 	}
 }
 
@@ -99,7 +100,7 @@ func seedFile(t *testing.T, s meta.Store, id, name string) {
 // incarnation's view never answers a row the old one cached, even with no
 // invalidation at all (a lost bus message), and the old one's view does not get
 // the new one's either; DropTenant drops the tenant's entries only and runs the
-// OnTenantGone function; "g:<tenant>" from the bus does the same.
+// OnTenantGone function; bus.TenantGone from the bus does the same.
 func TestMetaIncarnationsKeptApart(t *testing.T) {
 	ctx := context.Background()
 	root := cached(t, meta.NewCounting(openSQLite(t)))
@@ -132,7 +133,7 @@ func TestMetaIncarnationsKeptApart(t *testing.T) {
 	var gone []string
 	root.OnTenantGone(func(tenant string) { gone = append(gone, tenant) })
 	before := other.Total()
-	root.Invalidate("g:x")
+	root.Handle(bus.Event{Kind: bus.TenantGone, Tenant: "x"})
 	if f, err := otherView.GetFile(ctx, id); err != nil || f.Name != "another tenant's" || other.Total() != before {
 		t.Errorf("another tenant after g:x: %+v, %v, %d store calls", f, err, other.Total()-before)
 	}

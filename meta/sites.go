@@ -36,15 +36,3 @@ type SiteRegistry interface {
 	// AllSites returns every site of every tenant, ordered by (tenant, id).
 	AllSites(ctx context.Context) ([]*coffer.Site, error)
 }
-
-// Notifier sends a payload to every node listening on the store's invalidation
-// channel (PostgreSQL: pg_notify on cache.Channel), alongside the payloads the
-// store's own triggers send. EINVALID for a payload longer than MaxNotifyPayload
-// bytes or one the channel cannot carry (PostgreSQL: a NUL).
-type Notifier interface {
-	Notify(ctx context.Context, payload string) error
-}
-
-// MaxNotifyPayload is the longest payload Notifier accepts: PostgreSQL refuses a
-// NOTIFY payload of 8,000 bytes or more; this leaves room below it.
-const MaxNotifyPayload = 7900

@@ -14,7 +14,7 @@ type Sources struct {
 	Content  *cache.Content  // hot-content cache
 	Variants *cache.Variants // transformed images
 	Blobs    *blob.Store     // blob store calls and bytes
-	Bus      *cache.Bus      // cross-node invalidations
+	Bus      BusStats        // the cluster bus's listener (nil: one node)
 	Webhooks *webhook.Stats  // webhook delivery attempts
 	// Images reports the image worker pool: waiting requests and busy workers.
 	Images func() (queued, busy int)
@@ -25,6 +25,13 @@ type Sources struct {
 	// FastPath reports the HTTP/1.1 fast path: requests it answered and connections
 	// it handed to net/http (nil: no fast path).
 	FastPath func() (answered, handedOff int64)
+}
+
+// BusStats is what the metrics read of the cluster bus's listener (bus/postgres.Bus).
+type BusStats interface {
+	Connected() bool
+	Received() int64 // events received from the other nodes and the database
+	Reconnects() int64
 }
 
 // ImageWorker is one remote image worker's state at scrape time.
@@ -64,7 +71,7 @@ func (m *Metrics) Watch(src Sources) {
 	}
 	if bus := src.Bus; bus != nil {
 		m.Register(
-			Counter("coffer_invalidations_received_total", "Invalidations received from the database.", func() float64 { return float64(bus.Notifications()) }),
+			Counter("coffer_invalidations_received_total", "Invalidations received from the database.", func() float64 { return float64(bus.Received()) }),
 			Counter("coffer_invalidation_bus_reconnects_total", "Times the invalidation listener reconnected (each flushes the caches).", func() float64 { return float64(bus.Reconnects()) }),
 			Gauge("coffer_invalidation_bus_connected", "1 while the invalidation listener is connected.", func() float64 { return b2f(bus.Connected()) }))
 	}

@@ -14,9 +14,11 @@
 // tenant with a quota counts in one row, locked by each commit until it ends, so
 // concurrent commits check the quota in turn and cannot overshoot; a tenant without one
 // (the default tenant) counts in a row per connection, so its uploads do not queue.
-// The cache-invalidation NOTIFY payloads name the tenant ("f:<tenant>/<file id>",
-// "b:<tenant>/<bucket>", "r:<tenant>", "t:<tenant>"; the default tenant's are the old
-// "f:<id>", "b:<id>", "r").
+// The triggers publish every committed change on the cluster bus's channel, in its
+// wire format (package bus: Decode reads them; bus/postgres listens): the payloads
+// name the tenant ("f:<tenant>/<file id>", "b:<tenant>/<bucket>", "r:<tenant>",
+// "t:<tenant>", "s:<tenant>"; the default tenant's are the old "f:<id>", "b:<id>",
+// "r").
 //
 // The queries are the shared SQL core's (meta/internal/sqlcore); this package holds
 // the PostgreSQL dialect, the connection and the migrations.

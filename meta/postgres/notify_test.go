@@ -7,13 +7,15 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/bus"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/meta/metatest"
 	"github.com/jackc/pgx/v5"
 )
 
 // TestNotifyPayloads: the invalidation payloads are byte for byte the old ones for
-// the default tenant and carry the tenant for others (0009_tenants.sql).
+// the default tenant and carry the tenant for others (0009_tenants.sql); each is a
+// cluster bus event (bus.Decode reads it).
 func TestNotifyPayloads(t *testing.T) {
 	u := freshSchema(t, databaseURL(t))
 	s := open(t, u)
@@ -65,6 +67,9 @@ func TestNotifyPayloads(t *testing.T) {
 		cancel()
 		if err != nil {
 			t.Fatalf("after %v: %v", got, err)
+		}
+		if _, err := bus.Decode(n.Payload); err != nil {
+			t.Errorf("the trigger sent %q, not a cluster bus event: %v", n.Payload, err)
 		}
 		if !slices.Contains(got, n.Payload) {
 			got = append(got, n.Payload)

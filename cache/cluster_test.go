@@ -13,26 +13,40 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	pgbus "github.com/coffer/coffer/bus/postgres"
 	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/internal/pgtest"
 )
 
-// node is one coffer node's cached metadata store on the shared database, with its bus.
+// node is one coffer node's cached metadata store on the shared database, with its
+// cluster bus.
 type node struct {
 	*cache.Meta
-	bus *cache.Bus
+	bus *pgbus.Bus
 }
 
 func startNode(t *testing.T, u string) node {
 	t.Helper()
 	m := cached(t, openPostgres(t, u))
-	bus := cache.NewBus(u, m, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return node{m, runBus(t, u, m, nil)}
+}
+
+// runBus runs a bus on u delivering to m until the test ends; tune sets its pings.
+func runBus(t *testing.T, u string, m *cache.Meta, tune func(*pgbus.Bus)) *pgbus.Bus {
+	t.Helper()
+	bus, err := pgbus.New(u, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tune != nil {
+		tune(bus)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { bus.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
+	go func() { bus.Run(ctx, m.Handle); close(done) }()
+	t.Cleanup(func() { cancel(); <-done; bus.Close() })
 	waitFor(t, "bus connected", bus.Connected)
-	return node{m, bus}
+	return bus
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) time.Duration {
@@ -113,7 +127,7 @@ func TestBusReconnectFlushes(t *testing.T) {
 	f := upload(t, a, "f")
 	b.GetFile(ctx, f.ID)
 	pgtest.Exec(t, base, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-		WHERE query = 'LISTEN `+cache.Channel+`'`)
+		WHERE query = 'LISTEN `+pgbus.Channel+`'`)
 	waitFor(t, "B notices the lost connection", func() bool { return !b.bus.Connected() })
 	name := "changed while B was deaf"
 	_, err := a.UpdateFile(ctx, f.ID, coffer.FileUpdate{Name: &name})
@@ -233,13 +247,9 @@ func TestBusPingFindsSilentlyDeadConnection(t *testing.T) {
 	proxy := newFreezer(t, pu.Host)
 	pu.Host = proxy.ln.Addr().String()
 	m := cached(t, openPostgres(t, u))
-	bus := cache.NewBus(pu.String(), m, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	bus.PingEvery, bus.PingTimeout = 200*time.Millisecond, 300*time.Millisecond
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { bus.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done })
-	waitFor(t, "bus connected", bus.Connected)
+	bus := runBus(t, pu.String(), m, func(b *pgbus.Bus) {
+		b.PingEvery, b.PingTimeout = 200*time.Millisecond, 300*time.Millisecond
+	})
 
 	f := upload(t, a, "f")
 	if _, err := m.GetFile(t.Context(), f.ID); err != nil { // cached on B
