@@ -1,0 +1,28 @@
+package archtest
+
+import (
+	"reflect"
+	"testing"
+)
+
+// chainsTo finds forbidden packages however deep, with a shortest chain each, and
+// stops at the first forbidden package on a path.
+func TestChainsTo(t *testing.T) {
+	imports := map[string][]string{
+		"a":     {"b", "c"},
+		"b":     {"x/y/z", "c"},
+		"c":     {"d"},
+		"d":     {"x/w", "e"},
+		"x/w":   {"x/y/z"},
+		"x/y/z": nil,
+		"e":     nil,
+	}
+	got := chainsTo("a", imports, []string{"x"})
+	want := [][]string{{"a", "b", "x/y/z"}, {"a", "c", "d", "x/w"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("chains %q, want %q", got, want)
+	}
+	if got := chainsTo("a", imports, []string{"x/y/zz", "f"}); got != nil {
+		t.Errorf("chains %q to packages nobody imports", got)
+	}
+}
