@@ -50,7 +50,7 @@ type tenancy struct {
 	counts sync.Map
 	// defHosts is the default tenant's hosts, normalized.
 	defHosts []string
-	// changed wakes run when another node changed a tenant (cache.Meta's "t:").
+	// changed wakes run when another node changed a tenant (bus.TenantChanged).
 	changed chan struct{}
 	// labels holds the tenants with a metrics label of their own (registerMetrics).
 	labelMu sync.Mutex
@@ -156,8 +156,8 @@ func (tn *tenancy) reload(ctx context.Context) error {
 }
 
 // goneSince lists the tenants of prev that were deleted in rows: gone, being deleted,
-// or held by a tenant created since (an id taken again). A node whose invalidation
-// bus lost "g:<tenant>" drops their cache entries on its next reload all the same.
+// or held by a tenant created since (an id taken again). A node whose cluster bus
+// lost the TenantGone event drops their cache entries on its next reload all the same.
 func goneSince(prev, rows map[string]*coffer.Tenant) []string {
 	var ids []string
 	for id, p := range prev {
