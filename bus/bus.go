@@ -11,7 +11,10 @@
 // notify on every committed change).
 package bus
 
-import "context"
+import (
+	"context"
+	"strconv"
+)
 
 // Kind is what an event says changed.
 type Kind uint8
@@ -40,6 +43,18 @@ const (
 	// (`p:{"t":"<t>","s":"<id>","p":{"paths":[...],...}}`).
 	SitePurged
 )
+
+var kindNames = [...]string{Everything: "Everything", FileChanged: "FileChanged", BucketChanged: "BucketChanged",
+	RulesChanged: "RulesChanged", TenantChanged: "TenantChanged", TenantGone: "TenantGone", SitesChanged: "SitesChanged",
+	SitePurged: "SitePurged"}
+
+// String returns k's name ("Kind(9)" for an unknown kind).
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && kindNames[k] != "" {
+		return kindNames[k]
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
 
 // Event is one cluster message.
 type Event struct {

@@ -86,7 +86,7 @@ func kindOf(b byte) Kind {
 // check returns EINVALID if e cannot be encoded, or would not decode back to itself.
 func check(e Event) error {
 	if e.Kind != Everything && tag(e.Kind) == 0 {
-		return coffer.Errorf(coffer.EINVALID, "cluster event of unknown kind %d", e.Kind)
+		return coffer.Errorf(coffer.EINVALID, "cluster event of unknown kind %v", e.Kind)
 	}
 	hasID := e.Kind == FileChanged || e.Kind == BucketChanged || e.Kind == SitePurged
 	switch {
@@ -97,7 +97,7 @@ func check(e Event) error {
 	case (e.Kind == TenantChanged || e.Kind == TenantGone) && e.Tenant == "":
 		return coffer.Errorf(coffer.EINVALID, "cluster event: the default tenant has no registry row")
 	case hasID != (e.ID != ""):
-		return coffer.Errorf(coffer.EINVALID, "cluster event of kind %d: id %q (one is needed for files, buckets and sites only)", e.Kind, e.ID)
+		return coffer.Errorf(coffer.EINVALID, "cluster event %v: id %q (one is needed for files, buckets and sites only)", e.Kind, e.ID)
 	case e.Kind != SitePurged && strings.Contains(e.ID, "/"):
 		return coffer.Errorf(coffer.EINVALID, "cluster event: id %q holds a '/'", e.ID)
 	case e.Kind != SitePurged && !e.Purge.empty():

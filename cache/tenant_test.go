@@ -64,7 +64,7 @@ func TestMetaTenantViewsKeptApart(t *testing.T) {
 	root.Handle(bus.Event{Kind: bus.FileChanged, ID: id})
 	root.Handle(bus.Event{Kind: bus.RulesChanged})
 	if _, err := views[""].GetFile(ctx, id); err != nil || calls("") != 3 {
-		t.Errorf("the default tenant's file was not invalidated by f:<id>: %v, %d calls", err, calls(""))
+		t.Errorf("the default tenant's file was not invalidated by its FileChanged event: %v, %d calls", err, calls(""))
 	}
 	if rules[""] != 1 || rules["acme"] != 1 {
 		t.Errorf("rules reloads %v after r", rules)
@@ -135,11 +135,11 @@ func TestMetaIncarnationsKeptApart(t *testing.T) {
 	before := other.Total()
 	root.Handle(bus.Event{Kind: bus.TenantGone, Tenant: "x"})
 	if f, err := otherView.GetFile(ctx, id); err != nil || f.Name != "another tenant's" || other.Total() != before {
-		t.Errorf("another tenant after g:x: %+v, %v, %d store calls", f, err, other.Total()-before)
+		t.Errorf("another tenant after TenantGone x: %+v, %v, %d store calls", f, err, other.Total()-before)
 	}
 	n := oldStore.Total()
 	if _, err := oldView.GetFile(ctx, id); err != nil || oldStore.Total() != n+1 {
-		t.Errorf("the old incarnation's file was not dropped by g:x (%d store calls)", oldStore.Total()-n)
+		t.Errorf("the old incarnation's file was not dropped by TenantGone x (%d store calls)", oldStore.Total()-n)
 	}
 	root.DropTenant(coffer.DefaultTenantID) // never: the default tenant cannot be deleted
 	if len(gone) != 1 || gone[0] != "x" {

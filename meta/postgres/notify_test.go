@@ -8,6 +8,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/bus"
+	pgbus "github.com/coffer/coffer/bus/postgres"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/meta/metatest"
 	"github.com/jackc/pgx/v5"
@@ -25,7 +26,7 @@ func TestNotifyPayloads(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close(context.Background())
-	if _, err := l.Exec(t.Context(), "LISTEN coffer_invalidate"); err != nil {
+	if _, err := l.Exec(t.Context(), "LISTEN "+pgbus.Channel); err != nil {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
