@@ -101,7 +101,7 @@ func (s *Main) buildHTTP() error {
 	// written under per-request deadlines that the faces set and extends as bytes move.
 	s.http = &http.Server{
 		Handler:           handler,
-		ConnContext:       connContext,
+		ConnContext:       connContext(rpcapi.NewSources()),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    64 << 10,
@@ -316,7 +316,10 @@ func (s *Main) blobKind() string {
 
 // connContext gives each connection of the API port what its handlers keep per
 // connection: the connection itself (httpserve: batched writes, sendfile) and the
-// RPC face's decoding budget (rpcapi, over every tenant's face).
-func connContext(ctx context.Context, c net.Conn) context.Context {
-	return rpcapi.ConnContext(httpserve.ConnContext(ctx, c), c)
+// RPC face's decoding budget (rpcapi, over every tenant's face), whose anonymous
+// callers also count at their address in src, the server's.
+func connContext(src *rpcapi.Sources) func(context.Context, net.Conn) context.Context {
+	return func(ctx context.Context, c net.Conn) context.Context {
+		return src.ConnContext(httpserve.ConnContext(ctx, c), c)
+	}
 }

@@ -10,9 +10,11 @@
 // management, over Config.Tenants) alone takes another credential, the platform
 // admin's secret (platform.go), and refuses every tenant's; SiteService (over
 // Config.Sites) is the face's tenant's admin's, and AuditService (over Config.Audit)
-// its admin's or the platform admin's (audit.go). What one stream, and one caller
-// on one connection, may have the face decode is bounded (budget.go: gzip bombs
-// over h2c). Errors are coffer.Error kinds mapped to Connect codes by one table
+// its admin's or the platform admin's (audit.go). A call is admitted before its
+// request is read (gate): anonymous callers reach reflection, health, GetVersion
+// and FileService only. What one stream, one caller on one connection, and the
+// anonymous callers of one address may have the face decode is bounded (budget.go:
+// gzip bombs over h2c). Errors are coffer.Error kinds mapped to Connect codes by one table
 // (CodeOf); an EINVALID error that names its field carries a google.rpc.BadRequest
 // detail. The face holds no business logic: each method converts the request to
 // domain values (convert.go), calls one service method and converts the result
@@ -25,6 +27,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"connectrpc.com/connect"
@@ -35,6 +38,7 @@ import (
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/metrics"
 	"github.com/coffer/coffer/proto/gen/coffer/admin/v1/adminv1connect"
+	"github.com/coffer/coffer/proto/gen/grpc/reflection/v1/reflectionv1connect"
 )
 
 // Config holds the face's settings.
@@ -137,25 +141,26 @@ func New(cfg Config, svc Service, node Node, presign Presigner, authn *auth.Auth
 	}
 	h := &Handler{cfg: cfg, svc: svc, node: node, presign: presign, authn: authn, log: log,
 		routes: httpserve.RouteMux{ServeMux: http.NewServeMux()}, platform: sha256.Sum256([]byte(cfg.PlatformSecret))}
-	// The budget's interceptor comes first: it counts what was decoded even for a
-	// call whose credentials fail.
-	opts := connect.WithHandlerOptions(connect.WithRequestGate(cfg.Budget.gate),
-		connect.WithInterceptors(budgetInterceptor{cfg.Budget}, authInterceptor{h}),
+	// The gate admits a call before any of its messages is read; the budget's
+	// interceptor counts what was decoded.
+	opts := connect.WithHandlerOptions(connect.WithRequestGate(h.gate),
+		connect.WithInterceptors(budgetInterceptor{cfg.Budget}),
 		connect.WithReadMaxBytes(cfg.ReadMaxBytes), connect.WithCompressMinBytes(compressMinBytes),
 		stampedCodecs(), gzipCompression(cfg.ReadMaxBytes), connect.WithRecover(h.recovered))
+	// Reflection, health and ServerService (open to anonymous callers, but for its
+	// admin's methods) take a name or two, or nothing: a message of theirs may not
+	// decode past smallMessage.
+	small := connect.WithHandlerOptions(opts, connect.WithReadMaxBytes(smallMessage), gzipCompression(smallMessage))
 	srv := &server{h: h}
 	h.handle(adminv1connect.NewBucketServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewFileServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewRuleServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewWebhookServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewOpsServiceHandler(srv, opts))
-	h.handle(adminv1connect.NewServerServiceHandler(srv, opts))
-	h.handle(adminv1connect.NewTenantServiceHandler(srv, opts, connect.WithInterceptors(platformInterceptor{h})))
+	h.handle(adminv1connect.NewServerServiceHandler(srv, small))
+	h.handle(adminv1connect.NewTenantServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewSiteServiceHandler(srv, opts))
 	h.handle(adminv1connect.NewAuditServiceHandler(srv, opts))
-	// Reflection and health are open to anonymous callers, and their requests are
-	// a name or two: a message of theirs may not decode past smallMessage.
-	small := connect.WithHandlerOptions(opts, connect.WithReadMaxBytes(smallMessage), gzipCompression(smallMessage))
 	h.handleReflection(small)
 	h.handle(grpchealth.NewHandler(health{svc}, small))
 	h.frame = &httpserve.Frame{Routes: h.routes, Encode: encodeError, IDs: httpserve.NewIDs(), Log: log,
@@ -197,7 +202,8 @@ func (h *Handler) authenticated(w http.ResponseWriter, r *http.Request, hd http.
 	if st := httpserve.StateOf(r); st != nil {
 		st.Principal = p
 	}
-	r, settle := h.cfg.Budget.tallied(r.WithContext(context.WithValue(r.Context(), authKey{}, authResult{p, err})), h.cfg.ReadMaxBytes)
+	r, settle := h.cfg.Budget.tallied(r.WithContext(context.WithValue(r.Context(), authKey{}, authResult{p, err})),
+		h.caller(r.Header, p), h.cfg.ReadMaxBytes)
 	hd.ServeHTTP(w, r)
 	settle()
 }
@@ -208,44 +214,68 @@ func principal(ctx context.Context) *coffer.Principal {
 	return a.p
 }
 
-// authInterceptor refuses a call whose credentials failed, before its method.
-type authInterceptor struct{ h *Handler }
+// caller is who a request with header hdr and principal p is on its connection,
+// for the budget: its tenant's principal (role and user id), the platform admin, or
+// "" for anonymous callers (and failed credentials, which the gate refuses).
+func (h *Handler) caller(hdr http.Header, p *coffer.Principal) string {
+	switch {
+	case h.cfg.Tenants != nil && h.platformSecret(hdr):
+		return "\x00platform"
+	case p == nil || p.Anonymous:
+		return ""
+	}
+	return h.cfg.Tenant + "\x00" + p.Role + "\x00" + p.UserID
+}
 
-// check returns the connect error of ctx's failed authentication, nil if it passed.
-func (i authInterceptor) check(ctx context.Context) error {
+// gate admits a call, or refuses it before any of its messages is read
+// (connect.WithRequestGate): failed credentials; TenantService, or AuditService
+// with a platform secret, without the right one (platformCheck); an anonymous call of a method that needs
+// credentials (public); a caller over its budget.
+func (h *Handler) gate(ctx context.Context, spec connect.Spec, _ connect.Peer, hdr http.Header) (context.Context, error) {
+	err := h.admit(ctx, spec.Procedure, hdr)
+	if err == nil {
+		err = callerOf(ctx).add(h.cfg.Budget, 0, 0)
+	}
+	if err != nil {
+		markCounted(ctx) // nothing of it was decoded
+		return nil, err
+	}
+	return ctx, nil
+}
+
+// admit returns the refusal of a call of procedure by ctx's caller, nil if it may
+// be read.
+func (h *Handler) admit(ctx context.Context, procedure string, hdr http.Header) error {
 	a, ok := ctx.Value(authKey{}).(authResult)
 	switch {
 	case !ok:
-		return i.h.toConnect(ctx, coffer.Errorf(coffer.EINTERNAL, "request not authenticated"))
+		return h.toConnect(ctx, coffer.Errorf(coffer.EINTERNAL, "request not authenticated"))
 	case a.err != nil:
-		return i.h.toConnect(ctx, a.err)
+		return h.toConnect(ctx, a.err)
+	case strings.HasPrefix(procedure, "/"+adminv1connect.TenantServiceName+"/") ||
+		strings.HasPrefix(procedure, "/"+adminv1connect.AuditServiceName+"/") && len(hdr.Values(HeaderPlatformSecret)) > 0:
+		if err := h.platformCheck(ctx, hdr); err != nil {
+			return h.toConnect(ctx, err)
+		}
+	case (a.p == nil || a.p.Anonymous) && !public(procedure):
+		return h.toConnect(ctx, coffer.Errorf(coffer.EUNAUTHORIZED,
+			"this method needs credentials: the admin secret (x-hasura-admin-secret) or a JWT (Authorization: Bearer)"))
 	}
 	return nil
 }
 
-// WrapUnary checks the credentials of unary calls.
-func (i authInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
-	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		if err := i.check(ctx); err != nil {
-			return nil, err
-		}
-		return next(ctx, req)
+// public reports whether anonymous callers may call procedure: reflection and
+// health (grpcurl lists and describes without a credential), GetVersion (as
+// /v1/version), and FileService, whose methods the anonymous role's rules govern
+// (a public bucket's files are listed and read as over /v1). Every other method
+// needs credentials.
+func public(procedure string) bool {
+	svc, _, _ := strings.Cut(strings.TrimPrefix(procedure, "/"), "/")
+	switch svc {
+	case reflectionv1connect.ServerReflectionName, reflectionV1Alpha, grpchealth.HealthV1ServiceName, adminv1connect.FileServiceName:
+		return true
 	}
-}
-
-// WrapStreamingClient leaves clients alone (the interceptor is the server's).
-func (i authInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
-	return next
-}
-
-// WrapStreamingHandler checks the credentials of streaming calls (reflection).
-func (i authInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
-	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		if err := i.check(ctx); err != nil {
-			return err
-		}
-		return next(ctx, conn)
-	}
+	return procedure == adminv1connect.ServerServiceGetVersionProcedure
 }
 
 // recovered answers a method's panic as an internal error, logged once.

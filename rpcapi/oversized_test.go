@@ -35,15 +35,16 @@ func (z *xs) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// TestOversizedBodiesNotRead: an anonymous call with a 256 MiB body is refused
-// without the server reading it all (the socket buffers hold a few MiB more than
-// the 2 MiB limit, not 250), and a gzip bomb (64 KiB of 64 MiB) is refused without
-// being decompressed to its end (connect-go then cannot tell its size); gzipped
-// calls within the limit still work.
+// TestOversizedBodiesNotRead: an anonymous call (of FileService, open to anonymous
+// callers: the others' calls are refused before their bodies are read) with a 256
+// MiB body is refused without the server reading it all (the socket buffers hold a
+// few MiB more than the 2 MiB limit, not 250), and a gzip bomb (64 KiB of 64 MiB)
+// is refused without being decompressed to its end (connect-go then cannot tell
+// its size); gzipped calls within the limit still work.
 func TestOversizedBodiesNotRead(t *testing.T) {
 	e := newEnv(t)
 	body := &xs{n: 256 << 20}
-	r, _ := http.NewRequest("POST", e.base+"/coffer.admin.v1.BucketService/GetBucket", io.MultiReader(strings.NewReader(`{"id":"`), body))
+	r, _ := http.NewRequest("POST", e.base+"/coffer.admin.v1.FileService/GetFile", io.MultiReader(strings.NewReader(`{"id":"`), body))
 	r.Header.Set("Content-Type", "application/json")
 	if resp, err := http.DefaultClient.Do(r); err == nil {
 		b, _ := io.ReadAll(resp.Body)
@@ -59,7 +60,7 @@ func TestOversizedBodiesNotRead(t *testing.T) {
 	zw := gzip.NewWriter(&bomb)
 	_, _ = io.Copy(zw, io.MultiReader(strings.NewReader(`{"id":"`), &xs{n: 64 << 20}))
 	_ = zw.Close()
-	r, _ = http.NewRequest("POST", e.base+"/coffer.admin.v1.BucketService/GetBucket", &bomb)
+	r, _ = http.NewRequest("POST", e.base+"/coffer.admin.v1.FileService/GetFile", &bomb)
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Content-Encoding", "gzip")
 	resp, err := http.DefaultClient.Do(r)

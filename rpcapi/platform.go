@@ -6,8 +6,6 @@ import (
 	"crypto/subtle"
 	"net/http"
 
-	"connectrpc.com/connect"
-
 	"github.com/coffer/coffer"
 )
 
@@ -16,36 +14,6 @@ import (
 // tenant's JWT) nor an X-Hasura-* header (those are a tenant's credentials and
 // session variables).
 const HeaderPlatformSecret = "X-Coffer-Platform-Secret"
-
-// platformInterceptor admits TenantService calls that carry the platform secret,
-// after authInterceptor (which refuses broken credentials of any kind).
-type platformInterceptor struct{ h *Handler }
-
-// WrapUnary checks the platform secret of unary calls.
-func (i platformInterceptor) WrapUnary(next connect.UnaryFunc) connect.UnaryFunc {
-	return func(ctx context.Context, req connect.AnyRequest) (connect.AnyResponse, error) {
-		if err := i.h.platformCheck(ctx, req.Header()); err != nil {
-			return nil, i.h.toConnect(ctx, err)
-		}
-		return next(ctx, req)
-	}
-}
-
-// WrapStreamingClient leaves clients alone (the interceptor is the server's).
-func (i platformInterceptor) WrapStreamingClient(next connect.StreamingClientFunc) connect.StreamingClientFunc {
-	return next
-}
-
-// WrapStreamingHandler checks the platform secret of streaming calls (TenantService
-// has none today: a streaming method added later is guarded all the same).
-func (i platformInterceptor) WrapStreamingHandler(next connect.StreamingHandlerFunc) connect.StreamingHandlerFunc {
-	return func(ctx context.Context, conn connect.StreamingHandlerConn) error {
-		if err := i.h.platformCheck(ctx, conn.RequestHeader()); err != nil {
-			return i.h.toConnect(ctx, err)
-		}
-		return next(ctx, conn)
-	}
-}
 
 // platformCheck returns nil if hdr carries the platform secret; else EFORBIDDEN on
 // a tenant's hosts (Config.TenantHost), EPRECONDITION on a server without tenants, EFORBIDDEN for a caller with other credentials (a
@@ -59,16 +27,24 @@ func (h *Handler) platformCheck(ctx context.Context, hdr http.Header) error {
 	if h.cfg.Tenants == nil {
 		return coffer.Errorf(coffer.EPRECONDITION, "multi-tenancy is off (start coffer with --tenants and --platform-secret to manage tenants)")
 	}
-	vals := hdr.Values(HeaderPlatformSecret)
-	if len(vals) == 0 {
+	if len(hdr.Values(HeaderPlatformSecret)) == 0 {
 		if p := principal(ctx); p != nil && !p.Anonymous {
 			return coffer.Errorf(coffer.EFORBIDDEN, "tenants are managed with the platform secret (header x-coffer-platform-secret), not a tenant's credentials")
 		}
 		return coffer.Errorf(coffer.EUNAUTHORIZED, "tenants are managed with the platform secret (header x-coffer-platform-secret)")
 	}
-	got := sha256.Sum256([]byte(vals[0]))
-	if len(vals) != 1 || subtle.ConstantTimeCompare(got[:], h.platform[:]) != 1 {
+	if !h.platformSecret(hdr) {
 		return coffer.Errorf(coffer.EUNAUTHORIZED, "invalid platform secret")
 	}
 	return nil
+}
+
+// platformSecret reports whether hdr carries the platform secret, once.
+func (h *Handler) platformSecret(hdr http.Header) bool {
+	vals := hdr.Values(HeaderPlatformSecret)
+	if len(vals) != 1 {
+		return false
+	}
+	got := sha256.Sum256([]byte(vals[0]))
+	return subtle.ConstantTimeCompare(got[:], h.platform[:]) == 1
 }

@@ -9,7 +9,7 @@ import (
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 )
 
-// TenantService's methods. platformInterceptor has admitted the call (the platform
+// TenantService's methods. The gate (handler.go) has admitted the call (the platform
 // secret, and Config.Tenants set) before any of them runs; each bounds its input
 // (tenantconv.go), calls Config.Tenants once and answers without secrets.
 

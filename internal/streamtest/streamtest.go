@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"strconv"
@@ -122,9 +123,17 @@ func (r *Result) read(body io.Reader) {
 
 // H2C returns a client of its own connection, over HTTP/2 without TLS, and the
 // function that closes it.
-func H2C() (*http.Client, func()) {
+func H2C() (*http.Client, func()) { return H2CFrom("") }
+
+// H2CFrom is H2C from local address ip ("": any): a loopback one other than
+// 127.0.0.1 (127.0.0.2...) is another source address to the server.
+func H2CFrom(ip string) (*http.Client, func()) {
 	tr := &http.Transport{Protocols: new(http.Protocols)}
 	tr.Protocols.SetUnencryptedHTTP2(true)
+	if ip != "" {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
+		tr.DialContext = d.DialContext
+	}
 	return &http.Client{Transport: tr}, tr.CloseIdleConnections
 }
 
