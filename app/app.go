@@ -19,8 +19,8 @@ import (
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/rpcapi"
-	"github.com/coffer/coffer/scan"
 	"github.com/coffer/coffer/service"
+	"github.com/coffer/coffer/virusscan"
 	"github.com/coffer/coffer/webhook"
 )
 
@@ -61,7 +61,7 @@ type Main struct {
 	// guardTransport dials through the webhook SSRF guard: tenants' JWKS fetches
 	// use it, their jwk_url being a tenant's setting.
 	guardTransport http.RoundTripper
-	scanner        scan.Scanner
+	scanner        virusscan.Scanner
 	hcfg           hasura.Config
 	rcfg           rpcapi.Config
 	rpcPrefixes    []string // the management API face's, the same for every tenant

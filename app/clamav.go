@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/coffer/coffer/scan/clamd"
 	"github.com/coffer/coffer/service"
+	"github.com/coffer/coffer/virusscan/clamd"
 )
 
 // buildScanning wires the clamd client, if configured, and the record of refusals to

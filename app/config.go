@@ -9,8 +9,8 @@ import (
 	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/internal/httpserve"
-	"github.com/coffer/coffer/scan/clamd"
 	"github.com/coffer/coffer/service"
+	"github.com/coffer/coffer/virusscan/clamd"
 	"github.com/coffer/coffer/webhook"
 )
 

@@ -9,13 +9,13 @@ import (
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/internal/timing"
 	"github.com/coffer/coffer/meta"
-	"github.com/coffer/coffer/scan"
+	"github.com/coffer/coffer/virusscan"
 )
 
 // Scanning is what virus scanning of uploads needs.
 type Scanning struct {
 	// Scanner checks every upload and replace as it streams; nil: no scanning.
-	Scanner scan.Scanner
+	Scanner virusscan.Scanner
 	// Rejections records each refusal (and its file.rejected event) and lists them.
 	Rejections meta.Rejections
 	// FailOpen stores uploads unscanned (logging a warning) when the scanner is
@@ -72,7 +72,7 @@ func (u *Upload) origin(partName string) origin {
 // allowed to fail open and has not answered (an early verdict always stops it).
 type scanTee struct {
 	r        io.Reader
-	w        scan.Stream
+	w        virusscan.Stream
 	failOpen bool
 	err      error // the first write failure; nothing is written after it
 	start    time.Time
@@ -115,7 +115,7 @@ func (t *scanTee) Read(p []byte) (int, error) {
 	if n > 0 && t.err == nil {
 		if _, werr := t.w.Write(p[:n]); werr != nil {
 			t.err = werr
-			if !t.failOpen || errors.Is(werr, scan.ErrVerdict) {
+			if !t.failOpen || errors.Is(werr, virusscan.ErrVerdict) {
 				return n, werr
 			}
 		}
@@ -153,7 +153,7 @@ func (s *Service) scanVerdict(ctx context.Context, t *scanTee, b *coffer.Bucket,
 	case t.failOpen:
 		s.log.Warn("virus scan failed; the upload is stored unscanned (fail open)", "bucket", b.ID, "name", o.name, "err", err)
 		return nil
-	case errors.Is(err, scan.ErrTooLarge):
+	case errors.Is(err, virusscan.ErrTooLarge):
 		s.log.Warn("upload refused: larger than the virus scanner accepts", "bucket", b.ID, "name", o.name, "size", size, "err", err)
 		return coffer.Errorf(coffer.ETOOLARGE, "file is larger than the virus scanner accepts")
 	}

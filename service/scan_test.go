@@ -8,9 +8,9 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/meta"
-	"github.com/coffer/coffer/scan/clamd"
-	"github.com/coffer/coffer/scan/clamd/clamdtest"
 	"github.com/coffer/coffer/service"
+	"github.com/coffer/coffer/virusscan/clamd"
+	"github.com/coffer/coffer/virusscan/clamd/clamdtest"
 )
 
 // scanWith makes svc scan uploads with the clamd at addr, recording rejections in

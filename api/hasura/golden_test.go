@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/coffer/coffer/scan/clamd/clamdtest"
+	"github.com/coffer/coffer/virusscan/clamd/clamdtest"
 )
 
 // The golden tests pin the JSON bodies of the face byte for byte: field names and

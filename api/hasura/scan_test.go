@@ -17,7 +17,7 @@ import (
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/blob"
-	"github.com/coffer/coffer/scan/clamd/clamdtest"
+	"github.com/coffer/coffer/virusscan/clamd/clamdtest"
 	"github.com/coffer/coffer/webhook/payload"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coffer/coffer/scan/clamd/clamdtest"
+	"github.com/coffer/coffer/virusscan/clamd/clamdtest"
 )
 
 // TestVirusScanE2E: the built binary, given --clamav-addr (env), says so at start,

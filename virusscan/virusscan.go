@@ -1,7 +1,7 @@
-// Package scan defines how uploads are checked for malware while they stream: a
+// Package virusscan defines how uploads are checked for malware while they stream: a
 // Scanner opens a Stream per upload, the upload's bytes are written to it as they
 // arrive (never buffered whole), and Finish gives the verdict.
-package scan
+package virusscan
 
 import (
 	"context"

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/coffer/coffer/scan"
-	"github.com/coffer/coffer/scan/clamd"
+	"github.com/coffer/coffer/virusscan"
+	"github.com/coffer/coffer/virusscan/clamd"
 )
 
 func TestParseReply(t *testing.T) {
@@ -20,12 +20,12 @@ func TestParseReply(t *testing.T) {
 		{"stream: Eicar-Test-Signature FOUND", "Eicar-Test-Signature", nil},
 		{"1: stream: Win.Test.EICAR_HDB-1 FOUND\n", "Win.Test.EICAR_HDB-1", nil},
 		{"stream: Bad\x01Name\xff FOUND", "Bad?Name?", nil},
-		{"INSTREAM size limit exceeded. ERROR", "", scan.ErrTooLarge},
-		{"stream: Can't allocate memory ERROR", "", scan.ErrUnavailable},
-		{"stream:  FOUND", "", scan.ErrUnavailable},
-		{"FOUND", "", scan.ErrUnavailable},
-		{"PONG", "", scan.ErrUnavailable},
-		{"", "", scan.ErrUnavailable},
+		{"INSTREAM size limit exceeded. ERROR", "", virusscan.ErrTooLarge},
+		{"stream: Can't allocate memory ERROR", "", virusscan.ErrUnavailable},
+		{"stream:  FOUND", "", virusscan.ErrUnavailable},
+		{"FOUND", "", virusscan.ErrUnavailable},
+		{"PONG", "", virusscan.ErrUnavailable},
+		{"", "", virusscan.ErrUnavailable},
 	} {
 		v, err := clamd.ParseReply(tc.reply)
 		if !errors.Is(err, tc.err) || (tc.err == nil && err != nil) {
@@ -46,7 +46,7 @@ func FuzzParseReply(f *testing.F) {
 	f.Fuzz(func(t *testing.T, reply string) {
 		v, err := clamd.ParseReply(reply)
 		if err != nil {
-			if v.Infected || !(errors.Is(err, scan.ErrUnavailable) || errors.Is(err, scan.ErrTooLarge)) {
+			if v.Infected || !(errors.Is(err, virusscan.ErrUnavailable) || errors.Is(err, virusscan.ErrTooLarge)) {
 				t.Fatalf("%q: %+v with %v", reply, v, err)
 			}
 			return

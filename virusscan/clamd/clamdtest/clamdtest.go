@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coffer/coffer/scan/clamd"
+	"github.com/coffer/coffer/virusscan/clamd"
 )
 
 // EICAR is the anti-malware test file; every scanner reports it (68 bytes).

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coffer/coffer/scan"
-	"github.com/coffer/coffer/scan/clamd"
-	"github.com/coffer/coffer/scan/clamd/clamdtest"
+	"github.com/coffer/coffer/virusscan"
+	"github.com/coffer/coffer/virusscan/clamd"
+	"github.com/coffer/coffer/virusscan/clamd/clamdtest"
 )
 
 func client(t *testing.T, addr string, timeout time.Duration) *clamd.Client {
@@ -31,11 +31,11 @@ func client(t *testing.T, addr string, timeout time.Duration) *clamd.Client {
 }
 
 // scanAll streams data in writes of step bytes and returns the verdict.
-func scanAll(t *testing.T, c *clamd.Client, data []byte, step int) (scan.Verdict, error) {
+func scanAll(t *testing.T, c *clamd.Client, data []byte, step int) (virusscan.Verdict, error) {
 	t.Helper()
 	s, err := c.Begin(context.Background())
 	if err != nil {
-		return scan.Verdict{}, err
+		return virusscan.Verdict{}, err
 	}
 	defer s.Close()
 	for len(data) > 0 {
@@ -106,7 +106,7 @@ func TestRealClamdSizeLimit(t *testing.T) {
 	if werr == nil {
 		t.Log("clamd kept reading 16 MiB; the limit shows in Finish")
 	}
-	if !errors.Is(ferr, scan.ErrTooLarge) {
+	if !errors.Is(ferr, virusscan.ErrTooLarge) {
 		t.Fatalf("Finish: %v, want ErrTooLarge (write error: %v)", ferr, werr)
 	}
 	// Just under the limit passes.
@@ -118,10 +118,10 @@ func TestRealClamdSizeLimit(t *testing.T) {
 
 func TestClamdDown(t *testing.T) {
 	c := client(t, clamdtest.FreeAddr(t), time.Second)
-	if _, err := c.Begin(context.Background()); !errors.Is(err, scan.ErrUnavailable) {
+	if _, err := c.Begin(context.Background()); !errors.Is(err, virusscan.ErrUnavailable) {
 		t.Fatalf("Begin: %v, want ErrUnavailable", err)
 	}
-	if err := c.Ping(context.Background()); !errors.Is(err, scan.ErrUnavailable) {
+	if err := c.Ping(context.Background()); !errors.Is(err, virusscan.ErrUnavailable) {
 		t.Fatalf("Ping: %v, want ErrUnavailable", err)
 	}
 	// A clamd killed while a stream is open.
@@ -139,7 +139,7 @@ func TestClamdDown(t *testing.T) {
 			break
 		}
 	}
-	if _, err := s.Finish(); !errors.Is(err, scan.ErrUnavailable) {
+	if _, err := s.Finish(); !errors.Is(err, virusscan.ErrUnavailable) {
 		t.Fatalf("Finish after clamd died: %v, want ErrUnavailable", err)
 	}
 }
@@ -202,7 +202,7 @@ func TestEarlyVerdict(t *testing.T) {
 	for i := 0; i < 4096 && werr == nil; i++ {
 		_, werr = s.Write(make([]byte, 32<<10))
 	}
-	if !errors.Is(werr, scan.ErrVerdict) {
+	if !errors.Is(werr, virusscan.ErrVerdict) {
 		t.Fatalf("Write: %v, want ErrVerdict", werr)
 	}
 	v, err := s.Finish()
@@ -243,7 +243,7 @@ func TestEarlyOKIsNotAVerdict(t *testing.T) {
 		}
 		s.Write([]byte("last chunk"))
 		v, err := s.Finish()
-		if !errors.Is(err, scan.ErrUnavailable) || !strings.Contains(err.Error(), "before the end of the stream") {
+		if !errors.Is(err, virusscan.ErrUnavailable) || !strings.Contains(err.Error(), "before the end of the stream") {
 			t.Errorf("close=%v: Finish after an early OK: %+v, %v; want ErrUnavailable (write: %v)", closeEarly, v, err, werr)
 		}
 		s.Close()
@@ -262,7 +262,7 @@ func TestTimeouts(t *testing.T) {
 	for i := 0; i < 4096 && werr == nil; i++ {
 		_, werr = s.Write(make([]byte, 64<<10))
 	}
-	if !errors.Is(werr, scan.ErrUnavailable) {
+	if !errors.Is(werr, virusscan.ErrUnavailable) {
 		t.Fatalf("Write to a clamd that does not read: %v, want ErrUnavailable", werr)
 	}
 	s.Close()
@@ -272,7 +272,7 @@ func TestTimeouts(t *testing.T) {
 	})
 	c = client(t, silent, 300*time.Millisecond)
 	v, err := scanAll(t, c, []byte("data"), 10)
-	if !errors.Is(err, scan.ErrUnavailable) || !strings.Contains(err.Error(), "verdict") {
+	if !errors.Is(err, virusscan.ErrUnavailable) || !strings.Contains(err.Error(), "verdict") {
 		t.Fatalf("silent clamd: %+v, %v", v, err)
 	}
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/coffer/coffer/scan/clamd/clamdtest"
+	"github.com/coffer/coffer/virusscan/clamd/clamdtest"
 )
 
 // Writing to a stream allocates nothing per write: memory stays flat however large

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
-	"github.com/coffer/coffer/scan"
+	"github.com/coffer/coffer/virusscan"
 )
 
 // Config says where clamd listens and how long to wait for it.
@@ -75,7 +75,7 @@ type Client struct {
 	network, addr string
 }
 
-var _ scan.Scanner = (*Client)(nil)
+var _ virusscan.Scanner = (*Client)(nil)
 
 // New returns a client for cfg. It does not connect.
 func New(cfg Config) (*Client, error) {
@@ -87,7 +87,7 @@ func New(cfg Config) (*Client, error) {
 }
 
 func unavailable(format string, a ...any) error {
-	return fmt.Errorf("%w: clamd: %s", scan.ErrUnavailable, fmt.Sprintf(format, a...))
+	return fmt.Errorf("%w: clamd: %s", virusscan.ErrUnavailable, fmt.Sprintf(format, a...))
 }
 
 func (c *Client) dial(ctx context.Context) (net.Conn, error) {
@@ -123,7 +123,7 @@ func (c *Client) Ping(ctx context.Context) error {
 }
 
 // Begin connects and starts an INSTREAM scan.
-func (c *Client) Begin(ctx context.Context) (scan.Stream, error) {
+func (c *Client) Begin(ctx context.Context) (virusscan.Stream, error) {
 	conn, err := c.dial(ctx)
 	if err != nil {
 		return nil, err
@@ -144,17 +144,17 @@ type stream struct {
 	conn    net.Conn
 	stop    func() bool
 	hdr     [4]byte
-	iov     [2][]byte     // header and data of the chunk being written (no allocation per write)
-	bufs    net.Buffers   // over iov
-	err     error         // sticky: the first failure, or scan.ErrVerdict
-	verdict *scan.Verdict // set once clamd answered
-	vErr    error         // the error clamd answered instead of a verdict
+	iov     [2][]byte          // header and data of the chunk being written (no allocation per write)
+	bufs    net.Buffers        // over iov
+	err     error              // sticky: the first failure, or virusscan.ErrVerdict
+	verdict *virusscan.Verdict // set once clamd answered
+	vErr    error              // the error clamd answered instead of a verdict
 	closed  bool
 }
 
 // Write sends p as one or more chunks. When clamd stops reading (it answered early,
 // e.g. "INSTREAM size limit exceeded", or it found something), Write reads its answer
-// and returns scan.ErrVerdict (or the error clamd answered): call Finish for it.
+// and returns virusscan.ErrVerdict (or the error clamd answered): call Finish for it.
 func (s *stream) Write(p []byte) (int, error) {
 	if s.err != nil {
 		return 0, s.err
@@ -195,7 +195,7 @@ func (s *stream) failWrite(werr error) error {
 	if s.vErr != nil {
 		s.err = s.vErr
 	} else {
-		s.err = scan.ErrVerdict
+		s.err = virusscan.ErrVerdict
 	}
 	return s.err
 }
@@ -213,7 +213,7 @@ func (s *stream) answer(reply string) {
 // early records a reply clamd sent before the zero-length chunk that ends the
 // stream. It can only refuse: a finding or an error stands, but "OK" is not a scan
 // of the whole upload (only a verdict after the last chunk can accept it), so it is
-// an error that wraps scan.ErrUnavailable.
+// an error that wraps virusscan.ErrUnavailable.
 func (s *stream) early(reply string) {
 	s.answer(reply)
 	if s.verdict != nil && !s.verdict.Infected {
@@ -223,16 +223,16 @@ func (s *stream) early(reply string) {
 }
 
 // Finish ends the stream and waits for the verdict.
-func (s *stream) Finish() (scan.Verdict, error) {
+func (s *stream) Finish() (virusscan.Verdict, error) {
 	defer s.Close()
 	if s.verdict == nil && s.vErr == nil {
 		if s.err != nil {
-			return scan.Verdict{}, s.err
+			return virusscan.Verdict{}, s.err
 		}
 		s.finish()
 	}
 	if s.vErr != nil {
-		return scan.Verdict{}, s.vErr
+		return virusscan.Verdict{}, s.vErr
 	}
 	return *s.verdict, nil
 }
