@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Error codes. They cross the wire (HTTP status table in internal/httpserve, later RPC codes):
+// Error codes. They cross the wire (HTTP status table in internal/httpserve, RPC codes in rpcapi):
 // never rename or reuse one.
 const (
 	EINVALID        = "invalid"           // 400: malformed or out-of-range input
