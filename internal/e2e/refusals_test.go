@@ -1,4 +1,4 @@
-package app
+package e2e
 
 import (
 	"context"
@@ -11,10 +11,8 @@ import (
 
 	"connectrpc.com/connect"
 
-	"github.com/coffer/coffer"
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 	"github.com/coffer/coffer/proto/gen/coffer/admin/v1/adminv1connect"
-	"github.com/coffer/coffer/tenant"
 )
 
 // refusal is one way the tenant router refuses a request, as each protocol shows it.
@@ -25,45 +23,34 @@ type refusal struct {
 	words  string       // a part of the message
 }
 
-// refusals are the tenant router's refusals, over the hosts refusalServer serves.
-var refusals = map[string]refusal{
+// refusalCases are the tenant router's refusals, over the hosts refusalServer serves.
+var refusalCases = map[string]refusal{
 	"unknown host":     {"nobody.test", http.StatusNotFound, connect.CodeNotFound, "not found"},
 	"suspended tenant": {"held.test", http.StatusForbidden, connect.CodePermissionDenied, "suspended"},
 	"rate limit":       {"limited.test", http.StatusTooManyRequests, connect.CodeResourceExhausted, "Retry-After"},
 }
 
-// refusalServer starts a multi-tenant server (h2c and the console on) with a
-// suspended tenant (held.test) and one whose limit admits one request in 1000 s
+// refusalServer starts coffer with tenants, h2c and the console on, a suspended
+// tenant (held.test) and one whose limit admits one request in 1000 s
 // (limited.test, its one request spent).
-func refusalServer(t *testing.T) string {
+func refusalServer(t *testing.T) *proc {
 	t.Helper()
-	c := tenantTestConfig(t)
-	c.H2C, c.Console = true, true
-	m, base := startMain(t, c)
-	for id, tn := range map[string]struct {
-		state  coffer.TenantState
-		limits tenant.Limits
-	}{
-		"held":    {coffer.TenantSuspended, tenant.Limits{}},
-		"limited": {coffer.TenantActive, tenant.Limits{RequestsPerSecond: 0.001, Burst: 1}},
-	} {
-		s := &tenant.Settings{AdminSecrets: []string{id + "-secret-0123456789"}, Limits: tn.limits}
-		if err := s.Prepare(m.tenancy.sealer, id); err != nil {
-			t.Fatal(err)
-		}
-		doc, _ := json.Marshal(s)
-		row := &coffer.Tenant{ID: id, Hosts: []string{id + ".test"}, Settings: doc, State: tn.state}
-		if err := m.tenancy.reg.CreateTenant(context.Background(), row); err != nil {
+	p := start(t, append(tenantEnv(), "COFFER_DATA_DIR="+t.TempDir(), "COFFER_H2C=true", "COFFER_CONSOLE=true")...)
+	ctx, tc := context.Background(), tenantClient(p)
+	for id, limits := range map[string]*adminv1.TenantLimits{"held": nil, "limited": {RequestsPerSecond: 0.001, Burst: 1}} {
+		_, err := tc.CreateTenant(ctx, connect.NewRequest(&adminv1.CreateTenantRequest{Id: id, Hosts: []string{id + ".test"},
+			Settings: &adminv1.TenantSettings{AdminSecrets: []string{id + "-secret-0123456789"}, Limits: limits}}))
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := m.tenancy.reload(context.Background()); err != nil {
+	if _, err := tc.SuspendTenant(ctx, connect.NewRequest(&adminv1.SuspendTenantRequest{Id: "held"})); err != nil {
 		t.Fatal(err)
 	}
-	if st, body := do(t, base, "limited.test", "GET", "/v1/version", ""); st != http.StatusOK {
-		t.Fatalf("limited tenant's first request: %d %s", st, body)
+	if a := hit(t, p, "limited.test", "GET", "/v1/version", nil); a.status != http.StatusOK {
+		t.Fatalf("limited tenant's first request: %+v", a)
 	}
-	return base
+	return p
 }
 
 // hostTransport sends every request to host (the Host header) and keeps the last
@@ -103,13 +90,14 @@ func rpcRefusal(base, host string, rt http.RoundTripper, opts ...connect.ClientO
 // gRPC-Web (an HTTP 200 whose trailers carry the status), plain text for the
 // console's page. The 429 keeps its Retry-After.
 func TestRefusalsPerProtocol(t *testing.T) {
-	base := refusalServer(t)
+	p := refusalServer(t)
+	base := p.url
 	h2c := &http.Transport{Protocols: new(http.Protocols)}
 	h2c.Protocols.SetUnencryptedHTTP2(true)
-	for name, want := range refusals {
+	for name, want := range refusalCases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			resp := sendTo(t, base, want.host, "GET", "/v1/files/x", "")
+			resp := sendTo(t, p, want.host, "GET", "/v1/files/x", "")
 			var hb struct{ Error struct{ Message string } }
 			if resp.status != want.status || json.Unmarshal([]byte(resp.body), &hb) != nil || !strings.Contains(hb.Error.Message, want.words) {
 				t.Errorf("/v1: %d %q, want %d with hasura's {\"error\":{\"message\":...}}", resp.status, resp.body, want.status)
@@ -118,12 +106,12 @@ func TestRefusalsPerProtocol(t *testing.T) {
 				t.Errorf("/v1: 429 without Retry-After")
 			}
 			// The console's RPC calls: Connect JSON without Connect-Protocol-Version.
-			resp = sendTo(t, base, want.host, "POST", "/coffer.admin.v1.ServerService/GetVersion", "{}", "Content-Type", "application/json")
+			resp = sendTo(t, p, want.host, "POST", "/coffer.admin.v1.ServerService/GetVersion", "{}", "Content-Type", "application/json")
 			var cb struct{ Code, Message string }
 			if resp.status != want.status || json.Unmarshal([]byte(resp.body), &cb) != nil || cb.Code != want.code.String() {
 				t.Errorf("console's RPC call: %d %q, want %d with {\"code\":%q}", resp.status, resp.body, want.status, want.code)
 			}
-			resp = sendTo(t, base, want.host, "GET", "/console/", "")
+			resp = sendTo(t, p, want.host, "GET", "/console/", "")
 			if resp.status != want.status || !strings.HasPrefix(resp.hdr.Get("Content-Type"), "text/plain") {
 				t.Errorf("console page: %d %s %q, want %d in plain text", resp.status, resp.hdr.Get("Content-Type"), resp.body, want.status)
 			}
@@ -157,9 +145,12 @@ type reply struct {
 }
 
 // sendTo sends a request with Host host and returns its answer.
-func sendTo(t *testing.T, base, host, method, path, body string, hdr ...string) reply {
+func sendTo(t *testing.T, p *proc, host, method, path, body string, hdr ...string) reply {
 	t.Helper()
-	req, _ := http.NewRequest(method, base+path, strings.NewReader(body))
+	req, err := http.NewRequest(method, p.url+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
 	req.Host = host
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
