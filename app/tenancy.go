@@ -307,7 +307,10 @@ func errNoTenant() error { return coffer.Errorf(coffer.ENOTFOUND, "not found") }
 const healthPath = "/healthz"
 
 // tenantRouter is the API port's handler with --tenants: it resolves the tenant of
-// each request and hands it to that tenant's faces.
+// each request and hands it to that tenant's faces. What it refuses (an unknown
+// host, a tenant not served, a rate limit) the face of the request's path answers,
+// in its own protocol (api.Router.RefuseAt): hasura JSON on /v1, a Connect or gRPC
+// status on the RPC face.
 type tenantRouter struct{ tn *tenancy }
 
 var _ httpserve.FastHandler = tenantRouter{}
