@@ -13,7 +13,9 @@
 // With --tenants, app's tenant router sits in front: it resolves the request's tenant
 // from its host and hands it to that tenant's own *Router (faces built over the
 // tenant's service and credentials), calling Router.ServeFast the same way for the
-// HTTP/1.1 fast path; Router itself knows no tenant.
+// HTTP/1.1 fast path; Router itself knows no tenant. A request the tenant router
+// refuses (unknown host, suspended tenant, rate limit) is answered by Router.Refuse
+// in the protocol of the face its path belongs to: each face is a Refuser.
 package api
 
 import (
@@ -31,6 +33,14 @@ import (
 type Face interface {
 	http.Handler
 	Prefixes() []string
+}
+
+// Refuser is a face that answers, in its own protocol, a request refused in front of
+// it (by the tenant router: an unknown host, a suspended tenant, a rate limit):
+// err is a coffer error whose kind gives the status or code and whose message is
+// client-safe. Headers already set on w (Retry-After) are kept.
+type Refuser interface {
+	Refuse(w http.ResponseWriter, r *http.Request, err error)
 }
 
 // Router dispatches each request to the face with the longest prefix matching its
@@ -51,7 +61,10 @@ type route struct {
 	face    http.Handler
 }
 
-var _ Face = (*Router)(nil)
+var (
+	_ Face    = (*Router)(nil)
+	_ Refuser = (*Router)(nil)
+)
 
 // New returns the router of fallback, which also answers the paths no face claims,
 // and faces. It returns EINVALID if a prefix does not begin with "/" or two faces
@@ -87,6 +100,26 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Face returns the handler of the face that path belongs to: the one with the
 // longest prefix claiming it, else the fallback.
 func (rt *Router) Face(path string) http.Handler { return faceOf(rt, path) }
+
+// Refuse answers r, refused before any face saw it, in the protocol of the face its
+// path belongs to (RefuseAt).
+func (rt *Router) Refuse(w http.ResponseWriter, r *http.Request, err error) {
+	rt.RefuseAt(w, r, r.URL.Path, err)
+}
+
+// RefuseAt is Refuse with the face chosen by path (r's path past a tenant's path
+// prefix): that face's Refuse, else the fallback's, else plain text.
+func (rt *Router) RefuseAt(w http.ResponseWriter, r *http.Request, path string, err error) {
+	if f, ok := faceOf(rt, path).(Refuser); ok {
+		f.Refuse(w, r, err)
+		return
+	}
+	if f, ok := rt.fallback.(Refuser); ok {
+		f.Refuse(w, r, err)
+		return
+	}
+	http.Error(w, coffer.ErrorMessage(err), httpserve.StatusOf(err))
+}
 
 // ServeFast hands a request on the HTTP/1.1 fast path to the face its path belongs
 // to if that face has a fast path (an httpserve.FastHandler); false (declined)

@@ -14,9 +14,11 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/api"
+	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/app"
 	"github.com/coffer/coffer/internal/apptest"
 	"github.com/coffer/coffer/internal/httpserve"
+	"github.com/coffer/coffer/rpcapi"
 )
 
 // named is a face that answers every request with its name.
@@ -63,6 +65,51 @@ func TestRouterPrefixes(t *testing.T) {
 		if _, body := get(t, srv.Client(), srv.URL+path); body != want {
 			t.Errorf("%s: served by %q, want %q", path, body, want)
 		}
+	}
+}
+
+// refusing is a face that writes its name and the refusal's status when refusing.
+type refusing struct{ named }
+
+func (f refusing) Refuse(w http.ResponseWriter, _ *http.Request, err error) {
+	w.WriteHeader(httpserve.StatusOf(err))
+	_, _ = io.WriteString(w, f.name+" refuses")
+}
+
+var (
+	_ api.Refuser = (*hasura.Handler)(nil)
+	_ api.Refuser = (*rpcapi.Handler)(nil)
+)
+
+// Refuse answers in the protocol of the face the path belongs to (RefuseAt: the
+// path given), the fallback's for a face that cannot refuse or a path no face
+// claims; a fallback that cannot refuse either answers in plain text.
+func TestRouterRefuse(t *testing.T) {
+	rt, err := api.New(refusing{named{"hasura", []string{"/v1/"}}},
+		refusing{named{"rpc", []string{"/rpc.Service/"}}}, named{"mute", []string{"/mute/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := coffer.Errorf(coffer.EFORBIDDEN, "suspended")
+	for path, want := range map[string]string{
+		"/v1/files/x": "hasura refuses", "/rpc.Service/Call": "rpc refuses", "/mute/x": "hasura refuses", "/": "hasura refuses",
+	} {
+		w := httptest.NewRecorder()
+		rt.Refuse(w, httptest.NewRequest("POST", path, nil), refused)
+		if w.Code != http.StatusForbidden || w.Body.String() != want {
+			t.Errorf("%s: %d %q, want 403 %q", path, w.Code, w.Body, want)
+		}
+	}
+	w := httptest.NewRecorder()
+	rt.RefuseAt(w, httptest.NewRequest("POST", "/t/a/rpc.Service/Call", nil), "/rpc.Service/Call", refused)
+	if w.Body.String() != "rpc refuses" {
+		t.Errorf("RefuseAt the path past a tenant prefix: %q, want the rpc face's", w.Body)
+	}
+	plain, _ := api.New(named{"mute", []string{"/v1/"}})
+	w = httptest.NewRecorder()
+	plain.Refuse(w, httptest.NewRequest("GET", "/v1/x", nil), refused)
+	if w.Code != http.StatusForbidden || w.Body.String() != "suspended\n" {
+		t.Errorf("no face refuses: %d %q, want 403 in plain text", w.Code, w.Body)
 	}
 }
 

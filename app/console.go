@@ -3,6 +3,7 @@ package app
 import (
 	"net/http"
 
+	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/api"
 	"github.com/coffer/coffer/console"
 	"github.com/coffer/coffer/internal/httpserve"
@@ -50,10 +51,19 @@ type consoleFace struct {
 	prefixes []string
 }
 
-var _ api.Face = consoleFace{}
+var (
+	_ api.Face    = consoleFace{}
+	_ api.Refuser = consoleFace{}
+)
 
 // Prefixes implements api.Face.
 func (f consoleFace) Prefixes() []string { return f.prefixes }
 
 // ServeHTTP implements http.Handler.
 func (f consoleFace) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.frame.ServeHTTP(w, r) }
+
+// Refuse implements api.Refuser: the console's page and assets are refused in plain
+// text (its API calls go to /v1 and the RPC face, which refuse in their own formats).
+func (f consoleFace) Refuse(w http.ResponseWriter, _ *http.Request, err error) {
+	plainError(w, httpserve.StatusOf(err), coffer.ErrorMessage(err))
+}

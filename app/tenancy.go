@@ -16,7 +16,6 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/api"
-	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/bus"
 	"github.com/coffer/coffer/internal/httpserve"
@@ -284,6 +283,23 @@ func servedState(t *coffer.Tenant) error {
 	return nil
 }
 
+// errTooMany is the answer of a request over its tenant's limits.
+func errTooMany() error {
+	return coffer.Errorf(coffer.ETOOMANY, "too many requests for this tenant; retry after the time in Retry-After")
+}
+
+// refusedPath is the path whose face answers the refusal of a request naming no
+// served tenant: past "/t/{tenant}" with a path prefix (a gRPC call to an unknown
+// tenant's prefix gets a gRPC status), else path.
+func (tn *tenancy) refusedPath(path string) string {
+	if rest, ok := strings.CutPrefix(path, "/t/"); ok && tn.cfg.PathPrefix {
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			return rest[i:]
+		}
+	}
+	return path
+}
+
 // errNoTenant is every unknown host's answer: it says nothing of which hosts exist.
 func errNoTenant() error { return coffer.Errorf(coffer.ENOTFOUND, "not found") }
 
@@ -291,7 +307,10 @@ func errNoTenant() error { return coffer.Errorf(coffer.ENOTFOUND, "not found") }
 const healthPath = "/healthz"
 
 // tenantRouter is the API port's handler with --tenants: it resolves the tenant of
-// each request and hands it to that tenant's faces.
+// each request and hands it to that tenant's faces. What it refuses (an unknown
+// host, a tenant not served, a rate limit) the face of the request's path answers,
+// in its own protocol (api.Router.RefuseAt): hasura JSON on /v1, a Connect or gRPC
+// status on the RPC face.
 type tenantRouter struct{ tn *tenancy }
 
 var _ httpserve.FastHandler = tenantRouter{}
@@ -307,18 +326,19 @@ func (rt tenantRouter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		hasura.WriteError(w, httpserve.StatusOf(err), coffer.ErrorMessage(err))
+		rt.tn.def.RefuseAt(w, r, rt.tn.refusedPath(r.URL.Path), err)
 		return
 	}
 	router := rt.tn.def
 	if res.TenantID != coffer.DefaultTenantID {
 		g, err := rt.tn.graph(r.Context(), res.TenantID)
 		if err != nil {
-			hasura.WriteError(w, httpserve.StatusOf(err), coffer.ErrorMessage(err))
+			router.RefuseAt(w, r, res.Path(r.URL.Path), err)
 			return
 		}
 		g.touch(time.Now().Unix())
 		if !g.admit(w, r) {
+			g.router.RefuseAt(w, r, res.Path(r.URL.Path), errTooMany())
 			return
 		}
 		router = g.router
@@ -515,8 +535,8 @@ func (tn *tenancy) sweepDeleted(ctx context.Context, t *coffer.Tenant, blobs *bl
 // second, the least a Retry-After can say.
 const refusalDelay = time.Second
 
-// admit applies the tenant's request limits to r: false (and a 429 with Retry-After
-// written) if it is over them. Requests are counted per user: the JWT's user id,
+// admit applies the tenant's request limits to r: false (with Retry-After and the
+// RateLimit headers set; the caller writes the refusal) if it is over them. Requests are counted per user: the JWT's user id,
 // "admin" for the admin secret, the client address for anonymous ones; a request
 // whose credentials do not verify counts against its address.
 //
@@ -542,7 +562,6 @@ func (g *tenantGraph) admit(w http.ResponseWriter, r *http.Request) bool {
 	case <-r.Context().Done():
 		t.Stop()
 	}
-	hasura.WriteError(w, http.StatusTooManyRequests, "too many requests for this tenant; retry after the time in Retry-After")
 	return false
 }
 

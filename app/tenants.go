@@ -188,7 +188,7 @@ func (s *Main) tenantFaces(t *coffer.Tenant, cfg tenantSettings, svc *service.Se
 	if s.sites != nil {
 		rcfg.Sites = siteAdmin{st: s.sites, tenant: t.ID}
 	}
-	rpc := &lazyFace{prefixes: s.rpcPrefixes, build: func() (http.Handler, error) {
+	rpc := &lazyFace{prefixes: s.rpcPrefixes, refuse: rpcapi.Refusal, build: func() (http.Handler, error) {
 		return rpcapi.New(rcfg, svc, tenantNode{}, h.PresignedURL, authn, log)
 	}}
 	return api.New(h, s.withConsole(rpc)...)
@@ -198,11 +198,14 @@ func (s *Main) tenantFaces(t *coffer.Tenant, cfg tenantSettings, svc *service.Se
 // handlers (about half of a tenant's graph's memory) most tenants never need.
 type lazyFace struct {
 	prefixes []string
+	refuse   func(http.ResponseWriter, *http.Request, error) // the face's refusals, written without building it
 	build    func() (http.Handler, error)
 	once     sync.Once
 	h        http.Handler
 	err      error
 }
+
+var _ api.Refuser = (*lazyFace)(nil)
 
 // Prefixes implements api.Face.
 func (f *lazyFace) Prefixes() []string { return f.prefixes }
@@ -211,11 +214,14 @@ func (f *lazyFace) Prefixes() []string { return f.prefixes }
 func (f *lazyFace) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.once.Do(func() { f.h, f.err = f.build() })
 	if f.err != nil {
-		hasura.WriteError(w, http.StatusServiceUnavailable, "this tenant's management API cannot be served right now")
+		f.refuse(w, r, coffer.Errorf(coffer.EUNAVAILABLE, "this tenant's management API cannot be served right now"))
 		return
 	}
 	f.h.ServeHTTP(w, r)
 }
+
+// Refuse implements api.Refuser.
+func (f *lazyFace) Refuse(w http.ResponseWriter, r *http.Request, err error) { f.refuse(w, r, err) }
 
 // tenantImages is the server's image engine as one tenant's service uses it: its
 // transformations share the worker pool as one group (imaging.WithGroup), so a

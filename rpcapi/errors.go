@@ -80,3 +80,20 @@ func encodeError(w http.ResponseWriter, status int, msg string) {
 	b, _ := json.Marshal(map[string]string{"code": code.String(), "message": msg})
 	_, _ = w.Write(b)
 }
+
+// refusals writes a refusal in the protocol of the call: gRPC's trailers, gRPC-Web's
+// trailers-only answer, a Connect stream's end message, or Connect's unary JSON
+// (also for a request in no RPC protocol). It holds no state of its own.
+var refusals = connect.NewErrorWriter()
+
+// Refuse implements api.Refuser: a call refused in front of the faces (the tenant
+// router's unknown host, suspended tenant, rate limit) is answered with err's code
+// in the call's own protocol (Refusal).
+func (h *Handler) Refuse(w http.ResponseWriter, r *http.Request, err error) { Refusal(w, r, err) }
+
+// Refusal answers r with err, a client-safe coffer error, as Refuse does, for a
+// caller without a Handler (a face built on its first call). Headers already set on
+// w (Retry-After) are kept.
+func Refusal(w http.ResponseWriter, r *http.Request, err error) {
+	_ = refusals.Write(w, r, connect.NewError(CodeOf(err), errors.New(coffer.ErrorMessage(err))))
+}

@@ -128,7 +128,8 @@ func sanitizeHeader(s string) string {
 	return string(b)
 }
 
-// WriteError answers a request with status and msg in this face's error body, for
-// a handler in front of the faces (the tenant router, answering a request no
-// tenant's face will see).
-func WriteError(w http.ResponseWriter, status int, msg string) { writeErrorStatus(w, status, msg) }
+// Refuse implements api.Refuser: a request refused in front of the faces (the tenant
+// router's unknown host, suspended tenant, rate limit) gets this face's error body.
+func (h *Handler) Refuse(w http.ResponseWriter, _ *http.Request, err error) {
+	writeErrorStatus(w, httpserve.StatusOf(err), coffer.ErrorMessage(err))
+}

@@ -82,21 +82,8 @@ var requestIDs = regexp.MustCompile(`request id [A-Za-z0-9-]+`)
 // (request ids blanked, so two answers compare by content).
 func hit(t *testing.T, p *proc, host, method, path string, body []byte, hdr ...string) answer {
 	t.Helper()
-	req, err := http.NewRequest(method, p.url+path, bytes.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Host = host
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return answer{resp.StatusCode, requestIDs.ReplaceAllString(string(b), "request id X")}
+	r := sendTo(t, p, host, method, path, string(body), hdr...)
+	return answer{r.status, requestIDs.ReplaceAllString(r.body, "request id X")}
 }
 
 // tenantClient is a TenantService client for the platform admin on p.
