@@ -6,77 +6,25 @@ import (
 	"fmt"
 	"slices"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/meta"
-	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 	"github.com/coffer/coffer/rpcapi"
 	"github.com/coffer/coffer/tenant"
 )
 
 // tenantAdmin is the management API's TenantService over the tenant registry
-// (rpcapi.TenantAdmin). Settings cross it in the wire form (the protojson of
-// coffer.admin.v1.TenantSettings, decoded with the generated type); it validates them, hashes admin secrets, seals
-// keys, and answers them redacted (no secret, digest or sealed value).
+// (rpcapi.TenantAdmin). Settings cross it as tenant.Settings, their secrets in
+// clear; it validates them, hashes admin secrets, seals keys, and answers them
+// redacted (tenant.View: no secret, digest or sealed value).
 type tenantAdmin struct{ tn *tenancy }
 
 var _ rpcapi.TenantAdmin = tenantAdmin{}
 
-// fromWire decodes wire settings (the protojson of adminv1.TenantSettings) into
-// the settings document (secrets in plaintext).
-func fromWire(doc []byte) (*tenant.Settings, error) {
-	w := &adminv1.TenantSettings{}
-	if len(doc) > 0 {
-		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(doc, w); err != nil {
-			return nil, coffer.InvalidField("settings", "settings: "+err.Error())
-		}
-	}
-	s := &tenant.Settings{AdminSecrets: w.GetAdminSecrets(), PresignKey: w.GetPresignKey(), UnauthorizedRole: w.GetUnauthorizedRole()}
-	if j := w.GetJwt(); j != "" {
-		if !json.Valid([]byte(j)) {
-			return nil, coffer.InvalidField("settings.jwt", "settings.jwt: not a JSON document (the same as --jwt-secret)")
-		}
-		s.JWT = json.RawMessage(j)
-	}
-	if st := w.GetStorage(); st != nil {
-		s.Storage = tenant.Storage{Kind: st.GetKind(), Endpoint: st.GetEndpoint(), Region: st.GetRegion(), Bucket: st.GetBucket(),
-			Prefix: st.GetPrefix(), AccessKeyID: st.GetAccessKeyId(), SecretAccessKey: st.GetSecretAccessKey(), PathStyle: st.GetPathStyle()}
-	}
-	if l := w.GetLimits(); l != nil {
-		s.Limits = tenant.Limits{RequestsPerSecond: l.GetRequestsPerSecond(), Burst: int(l.GetBurst()),
-			UserRequestsPerSecond: l.GetUserRequestsPerSecond(), UserBurst: int(l.GetUserBurst()),
-			BytesPerSecond: int64(l.GetBytesPerSecond()), ImageConcurrency: int(l.GetImageConcurrency())}
-	}
-	return s, nil
-}
-
-// toWire encodes stored settings redacted, in the wire form.
-func toWire(stored []byte) ([]byte, error) {
-	s, err := tenant.Parse(stored)
-	if err != nil {
-		return nil, err
-	}
-	r, l := s.Redacted(), s.Limits
-	w := &adminv1.TenantSettings{AdminSecretsCount: int32(r.AdminSecrets.Count), PresignKeySet: r.PresignKey.Set,
-		UnauthorizedRole: r.UnauthorizedRole, Jwt: string(r.JWT),
-		Storage: &adminv1.TenantStorage{Kind: r.Storage.Kind, Endpoint: r.Storage.Endpoint, Region: r.Storage.Region,
-			Bucket: r.Storage.Bucket, Prefix: r.Storage.Prefix, AccessKeyId: r.Storage.AccessKeyID,
-			SecretAccessKeySet: r.Storage.SecretAccessKey.Set, PathStyle: r.Storage.PathStyle},
-		Limits: &adminv1.TenantLimits{RequestsPerSecond: l.RequestsPerSecond, Burst: int32(l.Burst),
-			UserRequestsPerSecond: l.UserRequestsPerSecond, UserBurst: int32(l.UserBurst),
-			BytesPerSecond: float64(l.BytesPerSecond), ImageConcurrency: int32(l.ImageConcurrency)}}
-	return protojson.Marshal(w)
-}
-
-// prepare validates written settings for tenant id, keeps the stored secrets the
+// prepare validates written settings s for tenant id, keeps the stored secrets the
 // written ones leave empty (old: the stored document, nil on create), and returns
 // the document to store.
-func (a tenantAdmin) prepare(id string, doc []byte, old *tenant.Settings) ([]byte, error) {
-	s, err := fromWire(doc)
-	if err != nil {
-		return nil, err
-	}
+func (a tenantAdmin) prepare(id string, s tenant.Settings, old *tenant.Settings) ([]byte, error) {
+	s.AdminSecrets = slices.Clone(s.AdminSecrets) // Prepare hashes them in place: not the caller's
 	if old != nil {
 		if len(s.AdminSecrets) == 0 {
 			s.AdminSecrets = old.AdminSecrets
@@ -127,11 +75,11 @@ func (a tenantAdmin) hosts(in []string) ([]string, error) {
 
 // Create implements rpcapi.TenantAdmin (the registry makes the tenant's "default"
 // bucket with it).
-func (a tenantAdmin) Create(ctx context.Context, t *coffer.Tenant) (*coffer.Tenant, error) {
+func (a tenantAdmin) Create(ctx context.Context, t tenant.Input) (*tenant.View, error) {
 	if err := tenant.ValidID(t.ID); err != nil {
 		return nil, prefixField(err, "")
 	}
-	c := *t
+	c := coffer.Tenant{ID: t.ID, Quota: t.Quota}
 	var err error
 	if c.Hosts, err = a.hosts(t.Hosts); err != nil {
 		return nil, err
@@ -154,7 +102,7 @@ func (a tenantAdmin) Create(ctx context.Context, t *coffer.Tenant) (*coffer.Tena
 
 // answer reloads the tenants (the change is live on this node at once) and returns
 // tenant id redacted.
-func (a tenantAdmin) answer(ctx context.Context, id string) (*coffer.Tenant, error) {
+func (a tenantAdmin) answer(ctx context.Context, id string) (*tenant.View, error) {
 	if err := a.tn.reload(ctx); err != nil {
 		return nil, err
 	}
@@ -162,63 +110,54 @@ func (a tenantAdmin) answer(ctx context.Context, id string) (*coffer.Tenant, err
 }
 
 // Get implements rpcapi.TenantAdmin.
-func (a tenantAdmin) Get(ctx context.Context, id string) (*coffer.Tenant, error) {
+func (a tenantAdmin) Get(ctx context.Context, id string) (*tenant.View, error) {
 	t, err := a.tn.reg.GetTenant(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return redacted(t)
-}
-
-// redacted returns t with its settings in the redacted wire form.
-func redacted(t *coffer.Tenant) (*coffer.Tenant, error) {
-	c := *t
-	var err error
-	if c.Settings, err = toWire(t.Settings); err != nil {
-		return nil, coffer.Internal(err, "tenant "+t.ID+": stored settings")
-	}
-	return &c, nil
+	return tenant.ViewOf(t)
 }
 
 // List implements rpcapi.TenantAdmin.
-func (a tenantAdmin) List(ctx context.Context) ([]*coffer.Tenant, error) {
+func (a tenantAdmin) List(ctx context.Context) ([]*tenant.View, error) {
 	list, err := a.tn.reg.ListTenants(ctx)
 	if err != nil {
 		return nil, err
 	}
+	out := make([]*tenant.View, len(list))
 	for i, t := range list {
-		if list[i], err = redacted(t); err != nil {
+		if out[i], err = tenant.ViewOf(t); err != nil {
 			return nil, err
 		}
 	}
-	return list, nil
+	return out, nil
 }
 
 // Update implements rpcapi.TenantAdmin.
-func (a tenantAdmin) Update(ctx context.Context, id string, u coffer.TenantUpdate) (*coffer.Tenant, error) {
+func (a tenantAdmin) Update(ctx context.Context, id string, c tenant.Change) (*tenant.View, error) {
 	old, err := a.tn.reg.GetTenant(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if u.Hosts != nil {
-		h, err := a.hosts(*u.Hosts)
+	u := coffer.TenantUpdate{Quota: c.Quota}
+	if c.Hosts != nil {
+		h, err := a.hosts(*c.Hosts)
 		if err != nil {
 			return nil, err
 		}
 		u.Hosts = &h
 	}
-	if u.Settings != nil {
+	if c.Settings != nil {
 		stored, err := tenant.Parse(old.Settings)
 		if err != nil {
 			return nil, coffer.Internal(err, "tenant "+id+": stored settings")
 		}
-		doc, err := a.prepare(id, *u.Settings, stored)
+		doc, err := a.prepare(id, *c.Settings, stored)
 		if err != nil {
 			return nil, err
 		}
 		u.Settings = &doc
 	}
-	u.State = nil
 	if _, err := a.tn.reg.UpdateTenant(ctx, id, u); err != nil {
 		return nil, err
 	}
@@ -226,7 +165,7 @@ func (a tenantAdmin) Update(ctx context.Context, id string, u coffer.TenantUpdat
 }
 
 // SetState implements rpcapi.TenantAdmin.
-func (a tenantAdmin) SetState(ctx context.Context, id string, state coffer.TenantState) (*coffer.Tenant, error) {
+func (a tenantAdmin) SetState(ctx context.Context, id string, state coffer.TenantState) (*tenant.View, error) {
 	t, err := a.tn.reg.GetTenant(ctx, id)
 	if err != nil {
 		return nil, err

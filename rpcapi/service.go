@@ -9,6 +9,7 @@ import (
 	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/site"
 	"github.com/coffer/coffer/site/audit"
+	"github.com/coffer/coffer/tenant"
 )
 
 // The face consumes the use cases through the small interfaces below, declared here
@@ -118,31 +119,26 @@ type Presigner func(id string, ttl time.Duration) string
 // credentials; it bounds the sizes of what it passes (tenants.go) and checks nothing
 // else.
 //
-// A tenant's Settings are the protojson encoding (lowerCamelCase names) of
-// adminv1.TenantSettings. Those passed in hold the write-only secrets in clear and
-// never the output-only fields (adminSecretsCount, presignKeySet,
-// storage.secretAccessKeySet). Those returned may hold the secrets, clear or sealed,
-// and need not set the output-only fields: the face drops every secret and sets
-// those fields from what it dropped.
+// Tenants cross it as package tenant's types (tenantconv.go converts the messages):
+// tenant.Input and tenant.Change hold settings with the write-only secrets in clear;
+// answers are tenant.View, whose settings are redacted (no secret, hash or sealed
+// value, only whether each is set).
 type TenantAdmin interface {
-	// Create stores t (ID, Hosts, Settings, Quota; State empty: active) and returns
-	// it as stored. ECONFLICT if the id or one of its hosts is taken; EINVALID for a
-	// bad id, host or setting (with the field named where one is to blame).
-	Create(ctx context.Context, t *coffer.Tenant) (*coffer.Tenant, error)
+	// Create stores t (State: active) and returns it. ECONFLICT if the id or one of
+	// its hosts is taken; EINVALID for a bad id, host or setting (with the field
+	// named from the request's root: "id", "hosts[0]", "settings.jwt").
+	Create(ctx context.Context, t tenant.Input) (*tenant.View, error)
 	// Get returns ENOTFOUND if there is no such tenant.
-	Get(ctx context.Context, id string) (*coffer.Tenant, error)
+	Get(ctx context.Context, id string) (*tenant.View, error)
 	// List returns every tenant ordered by id.
-	List(ctx context.Context) ([]*coffer.Tenant, error)
-	// Update applies u (its State is always nil: SetState changes states) and
-	// returns the tenant. Settings, when given, replace the stored ones except for
-	// the write-only secrets they leave empty, which keep their stored values.
-	// ENOTFOUND if missing, ECONFLICT if a new host is another tenant's, EINVALID as
-	// Create.
-	Update(ctx context.Context, id string, u coffer.TenantUpdate) (*coffer.Tenant, error)
+	List(ctx context.Context) ([]*tenant.View, error)
+	// Update applies c and returns the tenant. ENOTFOUND if missing, ECONFLICT if a
+	// new host is another tenant's, EINVALID as Create.
+	Update(ctx context.Context, id string, c tenant.Change) (*tenant.View, error)
 	// SetState suspends (coffer.TenantSuspended) or resumes (coffer.TenantActive) a
 	// tenant and returns it. ENOTFOUND if missing; EPRECONDITION for a tenant
 	// being deleted.
-	SetState(ctx context.Context, id string, state coffer.TenantState) (*coffer.Tenant, error)
+	SetState(ctx context.Context, id string, state coffer.TenantState) (*tenant.View, error)
 	// Delete marks the tenant deleting and has its data removed in the background
 	// (resumed after a restart), then the tenant. ENOTFOUND if missing.
 	Delete(ctx context.Context, id string) error
