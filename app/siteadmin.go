@@ -11,8 +11,8 @@ import (
 	"github.com/coffer/coffer/site/audit"
 )
 
-// siteAdmin manages one tenant's sites (rpcapi.SiteAdmin): documents are checked
-// and compiled before they are stored, their secrets sealed, and answers carry no
+// siteAdmin manages one tenant's sites (rpcapi.SiteAdmin): sites are checked and
+// compiled before they are stored, their secrets sealed, and answers carry no
 // secret. A change is live on this node at once and on the others within the
 // invalidation latency (NOTIFY "s:<tenant>"; the refresh interval at worst).
 type siteAdmin struct {
@@ -33,34 +33,35 @@ func (a siteAdmin) store() (meta.Sites, error) {
 	return s, nil
 }
 
-// prepare parses doc, keeps old's secrets where the update omits them (old is nil
-// for a new site), checks that
-// it compiles (origins included) and that its hosts are not tenants' hosts, and
-// seals its secrets: the document to store.
-func (a siteAdmin) prepare(doc []byte, old *site.Site) (*site.Site, []byte, error) {
-	s, err := site.Parse(doc)
-	if err != nil {
-		return nil, nil, err
+// prepare validates s (normalizing it), keeps old's secrets where the update
+// omits them (old is nil for a new site), checks that it compiles (origins
+// included) and that its hosts are not tenants' hosts, and seals its secrets: the
+// document to store.
+func (a siteAdmin) prepare(s *site.Site, old *site.Site) ([]byte, error) {
+	if s == nil {
+		return nil, coffer.InvalidField("site", "a site is required")
+	}
+	if err := s.Validate(); err != nil {
+		return nil, err
 	}
 	if err := s.KeepSecrets(old); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if hasSecrets(s) && a.st.sealer == nil {
-		return nil, nil, coffer.Errorf(coffer.EINVALID, "site secrets (s3.secretAccessKey, purgeWebhooks.secret) need the server's --tenant-key to be sealed")
+		return nil, coffer.Errorf(coffer.EINVALID, "site secrets (s3.secretAccessKey, purgeWebhooks.secret) need the server's --tenant-key to be sealed")
 	}
 	if a.st.sealer != nil {
 		if err := s.Prepare(a.st.sealer, a.tenant); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	if err := a.checkHosts(s.Hosts); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	if _, err := site.Compile(s, a.tenant, originFactory{st: a.st, site: s.ID}); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	stored, err := json.Marshal(s)
-	return s, stored, err
+	return json.Marshal(s)
 }
 
 // hasSecrets reports whether s holds a secret (an S3 origin's key, a purge
@@ -79,24 +80,24 @@ func hasSecrets(s *site.Site) bool {
 	return false
 }
 
-// answer is the redacted JSON of a stored site.
-func answer(row *coffer.Site) ([]byte, error) {
+// answer is a stored site as answers show it: redacted, with the store's times.
+func answer(row *coffer.Site) (*site.Site, error) {
 	s, err := site.Parse(row.Doc)
 	if err != nil {
 		return nil, coffer.Internal(err, "stored site")
 	}
 	r := s.Redacted()
 	r.CreatedAt, r.UpdatedAt = row.CreatedAt, row.UpdatedAt
-	return json.Marshal(r)
+	return r, nil
 }
 
 // CreateSite stores a new site.
-func (a siteAdmin) CreateSite(ctx context.Context, doc []byte) ([]byte, error) {
+func (a siteAdmin) CreateSite(ctx context.Context, s *site.Site) (*site.Site, error) {
 	store, err := a.store()
 	if err != nil {
 		return nil, err
 	}
-	s, stored, err := a.prepare(doc, nil)
+	stored, err := a.prepare(s, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ func (a siteAdmin) CreateSite(ctx context.Context, doc []byte) ([]byte, error) {
 }
 
 // GetSite returns one site.
-func (a siteAdmin) GetSite(ctx context.Context, id string) ([]byte, error) {
+func (a siteAdmin) GetSite(ctx context.Context, id string) (*site.Site, error) {
 	store, err := a.store()
 	if err != nil {
 		return nil, err
@@ -122,7 +123,7 @@ func (a siteAdmin) GetSite(ctx context.Context, id string) ([]byte, error) {
 }
 
 // ListSites returns every site of the tenant.
-func (a siteAdmin) ListSites(ctx context.Context) ([][]byte, error) {
+func (a siteAdmin) ListSites(ctx context.Context) ([]*site.Site, error) {
 	store, err := a.store()
 	if err != nil {
 		return nil, err
@@ -131,20 +132,20 @@ func (a siteAdmin) ListSites(ctx context.Context) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([][]byte, 0, len(rows))
+	out := make([]*site.Site, 0, len(rows))
 	for _, row := range rows {
-		b, err := answer(row)
+		r, err := answer(row)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, b)
+		out = append(out, r)
 	}
 	return out, nil
 }
 
-// UpdateSite replaces a site's document (its id must stay); the site's cached
-// objects are purged, since routes may now map paths elsewhere.
-func (a siteAdmin) UpdateSite(ctx context.Context, id string, doc []byte) ([]byte, error) {
+// UpdateSite replaces a site (its id must stay); the site's cached objects are
+// purged, since routes may now map paths elsewhere.
+func (a siteAdmin) UpdateSite(ctx context.Context, id string, s *site.Site) (*site.Site, error) {
 	store, err := a.store()
 	if err != nil {
 		return nil, err
@@ -157,7 +158,7 @@ func (a siteAdmin) UpdateSite(ctx context.Context, id string, doc []byte) ([]byt
 	if err != nil {
 		return nil, coffer.Internal(err, "stored site")
 	}
-	s, stored, err := a.prepare(doc, old)
+	stored, err := a.prepare(s, old)
 	if err != nil {
 		return nil, err
 	}

@@ -157,25 +157,27 @@ type TenantUsage struct {
 
 // SiteAdmin manages the sites of the tenant a face serves (SiteService): app
 // implements it over meta.Sites and package site, which validates and prepares
-// documents (secrets sealed, write-only secrets left empty in an update keeping their
+// sites (secrets sealed, write-only secrets left empty in an update keeping their
 // stored values). The face admits only that tenant's admin, so implementations check
 // no credentials.
 //
-// A document is a site.Site in JSON (the protojson encoding of adminv1.Site, which
-// mirrors it): those passed in never hold the output-only fields (createdAt,
-// updatedAt, secretAccessKeySet, secretSet); those returned may hold secrets, clear
-// or sealed, which the face drops, setting the output-only flags from what it dropped.
+// Sites cross it as *site.Site (siteconv.go converts the messages). Those passed in
+// hold secrets in clear and never the output-only fields (CreatedAt, UpdatedAt,
+// SecretAccessKeySet, SecretSet); the implementation may change them (it normalizes
+// and seals them). Those returned are redacted (site.Site.Redacted) with the store's
+// times; the face still drops any secret one holds, setting the flags that say so.
 type SiteAdmin interface {
-	// CreateSite stores doc and returns it as stored. ECONFLICT if the id or a host
-	// is taken (naming it); EINVALID for a bad document (the field named).
-	CreateSite(ctx context.Context, doc []byte) ([]byte, error)
+	// CreateSite stores s and returns it as stored. ECONFLICT if the id or a host
+	// is taken (naming it); EINVALID for a bad site (the field named:
+	// "hosts[0]", "routes[2].target.http.url").
+	CreateSite(ctx context.Context, s *site.Site) (*site.Site, error)
 	// GetSite returns ENOTFOUND if the tenant has no such site.
-	GetSite(ctx context.Context, id string) ([]byte, error)
+	GetSite(ctx context.Context, id string) (*site.Site, error)
 	// ListSites returns the tenant's sites ordered by id.
-	ListSites(ctx context.Context) ([][]byte, error)
-	// UpdateSite replaces site id's document with doc (whose id is id) and returns
-	// it as stored. ENOTFOUND if missing; ECONFLICT and EINVALID as CreateSite.
-	UpdateSite(ctx context.Context, id string, doc []byte) ([]byte, error)
+	ListSites(ctx context.Context) ([]*site.Site, error)
+	// UpdateSite replaces site id with s (whose id is id) and returns it as stored.
+	// ENOTFOUND if missing; ECONFLICT and EINVALID as CreateSite.
+	UpdateSite(ctx context.Context, id string, s *site.Site) (*site.Site, error)
 	// DeleteSite removes the site; ENOTFOUND if missing.
 	DeleteSite(ctx context.Context, id string) error
 	// PurgeSite drops what p names from the site's cached content on this node and
