@@ -36,7 +36,7 @@ func TestTenantRecreatedStartsEmpty(t *testing.T) {
 		}
 	}
 
-	admin := tenantAdmin{m.tenancy}
+	admin := tenantAdmin(m.tenancy)
 	if err := admin.Delete(ctx, "x"); err != nil {
 		t.Fatal(err)
 	}

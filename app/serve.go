@@ -72,7 +72,7 @@ func (s *Main) buildHTTP() error {
 		if s.tenancy, err = newTenancy(context.Background(), s, c.Tenants); err != nil {
 			return err
 		}
-		rcfg.Tenants, rcfg.PlatformSecret = tenantAdmin{s.tenancy}, c.Tenants.PlatformSecret
+		rcfg.Tenants, rcfg.PlatformSecret = tenantAdmin(s.tenancy), c.Tenants.PlatformSecret
 		s.tenancy.registerMetrics(hcfg.Metrics)
 	}
 	rpc, err := rpcapi.New(rcfg, s.svc, node{s}, h.PresignedURL, s.authn, s.log)

@@ -112,9 +112,9 @@ type RemoteImageWorker struct {
 // face's, whose route serves it.
 type Presigner func(id string, ttl time.Duration) string
 
-// TenantAdmin manages the tenants of a multi-tenant server (TenantService): app
-// implements it over the tenants registry (meta.Tenants) and package tenant, which
-// validate ids, hosts and settings and seal the secrets. The face admits only calls
+// TenantAdmin manages the tenants of a multi-tenant server (TenantService):
+// service.TenantAdmin implements it over the tenants registry (meta.Tenants) and
+// package tenant, which validate ids, hosts and settings and seal the secrets. The face admits only calls
 // with the platform secret (Config.PlatformSecret), so implementations check no
 // credentials; it bounds the sizes of what it passes (tenants.go) and checks nothing
 // else.
@@ -147,13 +147,8 @@ type TenantAdmin interface {
 	Usage(ctx context.Context, id string) (TenantUsage, error)
 }
 
-// TenantUsage is a tenant's usage: what it stores (exact, from the metadata store)
-// and what this node served it since it started.
-type TenantUsage struct {
-	Stored      coffer.Usage
-	ServedBytes int64 // bytes of content sent to the tenant's clients
-	Requests    int64 // requests answered for the tenant
-}
+// TenantUsage is a tenant's usage: what it stores and what this node served it.
+type TenantUsage = service.TenantUsage
 
 // SiteAdmin manages the sites of the tenant a face serves (SiteService): app
 // implements it over meta.Sites and package site, which validates and prepares
