@@ -64,7 +64,7 @@ func (s *Main) buildHTTP() error {
 	rcfg := rpcapi.DefaultConfig()
 	rcfg.Version, rcfg.Metrics, rcfg.AccessLog = c.Version, hcfg.Metrics, hcfg.AccessLog
 	if st := s.sites; st != nil {
-		rcfg.Sites, rcfg.Audit = siteAdmin{st: st, tenant: coffer.DefaultTenantID}, auditQuerier{st}
+		rcfg.Sites, rcfg.Audit = siteAdmin(st, coffer.DefaultTenantID), auditQuerier{st}
 		st.registerMetrics(hcfg.Metrics)
 	}
 	s.rcfg = rcfg

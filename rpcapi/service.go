@@ -150,8 +150,8 @@ type TenantAdmin interface {
 // TenantUsage is a tenant's usage: what it stores and what this node served it.
 type TenantUsage = service.TenantUsage
 
-// SiteAdmin manages the sites of the tenant a face serves (SiteService): app
-// implements it over meta.Sites and package site, which validates and prepares
+// SiteAdmin manages the sites of the tenant a face serves (SiteService):
+// service.SiteAdmin implements it over meta.Sites and package site, which validates and prepares
 // sites (secrets sealed, write-only secrets left empty in an update keeping their
 // stored values). The face admits only that tenant's admin, so implementations check
 // no credentials.
@@ -184,12 +184,8 @@ type SiteAdmin interface {
 	SiteStats(ctx context.Context, id string) (SiteStats, error)
 }
 
-// SiteStats are a site's counters on one node: requests and body bytes, and the
-// requests by cache outcome (audit.Record's Cache).
-type SiteStats struct {
-	Requests, Bytes                          int64
-	Hits, Misses, Stale, Revalidated, Bypass int64
-}
+// SiteStats are a site's counters on one node.
+type SiteStats = service.SiteStats
 
 // AuditQuerier reads the audit log of the requests sites served (AuditService):
 // app implements it over package site/audit. The face has checked who may read
