@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/tenant"
 )
 
 // TestTenantRecreatedStartsEmpty: a tenant whose public file was served (so every
@@ -35,7 +36,7 @@ func TestTenantRecreatedStartsEmpty(t *testing.T) {
 		}
 	}
 
-	admin := tenantAdmin{m.tenancy}
+	admin := tenantAdmin(m.tenancy)
 	if err := admin.Delete(ctx, "x"); err != nil {
 		t.Fatal(err)
 	}
@@ -44,8 +45,8 @@ func TestTenantRecreatedStartsEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	recreate := func() error {
-		_, err := admin.Create(ctx, &coffer.Tenant{ID: "x", Hosts: []string{"new.test"},
-			Settings: []byte(`{"adminSecrets":["` + newSecret + `"]}`)})
+		_, err := admin.Create(ctx, tenant.Input{ID: "x", Hosts: []string{"new.test"},
+			Settings: tenant.Settings{AdminSecrets: []string{newSecret}}})
 		return err
 	}
 	if err := recreate(); coffer.ErrorCode(err) != coffer.EPRECONDITION || !strings.Contains(coffer.ErrorMessage(err), "being deleted") {

@@ -64,7 +64,7 @@ func (s *Main) buildHTTP() error {
 	rcfg := rpcapi.DefaultConfig()
 	rcfg.Version, rcfg.Metrics, rcfg.AccessLog = c.Version, hcfg.Metrics, hcfg.AccessLog
 	if st := s.sites; st != nil {
-		rcfg.Sites, rcfg.Audit = siteAdmin{st: st, tenant: coffer.DefaultTenantID}, auditQuerier{st}
+		rcfg.Sites, rcfg.Audit = siteAdmin(st, coffer.DefaultTenantID), auditQuerier{st}
 		st.registerMetrics(hcfg.Metrics)
 	}
 	s.rcfg = rcfg
@@ -72,7 +72,7 @@ func (s *Main) buildHTTP() error {
 		if s.tenancy, err = newTenancy(context.Background(), s, c.Tenants); err != nil {
 			return err
 		}
-		rcfg.Tenants, rcfg.PlatformSecret = tenantAdmin{s.tenancy}, c.Tenants.PlatformSecret
+		rcfg.Tenants, rcfg.PlatformSecret = tenantAdmin(s.tenancy), c.Tenants.PlatformSecret
 		s.tenancy.registerMetrics(hcfg.Metrics)
 	}
 	rpc, err := rpcapi.New(rcfg, s.svc, node{s}, h.PresignedURL, s.authn, s.log)

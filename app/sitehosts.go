@@ -75,9 +75,9 @@ func (st *sites) reserved(h string) string {
 
 // checkHosts refuses (ECONFLICT, naming the host and the conflict) a site host
 // that is reserved. The store refuses other tenants' exact hosts and other sites'.
-func (a siteAdmin) checkHosts(hosts []string) error {
+func (st *sites) checkHosts(hosts []string) error {
 	for _, h := range hosts {
-		if why := a.st.reserved(h); why != "" {
+		if why := st.reserved(h); why != "" {
 			return coffer.Errorf(coffer.ECONFLICT, "host %q cannot be a site's: it is %s", h, why)
 		}
 	}

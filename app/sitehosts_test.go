@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/coffer/coffer/site"
 )
 
 // TestTenantWinsSiteHost: a site made on a host before it became a tenant's (here:
@@ -17,8 +19,11 @@ func TestTenantWinsSiteHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	addTenant(t, first, "x", "x.test", "x-admin-secret-0123456")
-	doc := `{"id":"www","hosts":["x.late.test","www.site.test"],"routes":[{"path":"/*","target":{"redirect":{"to":"/elsewhere/","status":302}}}]}`
-	if _, err := (siteAdmin{st: first.sites, tenant: "x"}).CreateSite(context.Background(), []byte(doc)); err != nil {
+	www := func() *site.Site { // a new one each time: the admin normalizes and seals what it is given
+		return &site.Site{ID: "www", Hosts: []string{"x.late.test", "www.site.test"},
+			Routes: []site.Route{{Path: "/*", Target: site.Target{Redirect: &site.Redirect{To: "/elsewhere/", Status: 302}}}}}
+	}
+	if _, err := siteAdmin(first.sites, "x").CreateSite(context.Background(), www()); err != nil {
 		t.Fatal(err)
 	}
 	if err := first.Close(); err != nil {
@@ -42,7 +47,7 @@ func TestTenantWinsSiteHost(t *testing.T) {
 	if got := noFollow("www.site.test"); got != http.StatusFound {
 		t.Errorf("the site's other host: %d, want 302", got)
 	}
-	_, err = (siteAdmin{st: m.sites, tenant: "x"}).UpdateSite(context.Background(), "www", []byte(doc))
+	_, err = siteAdmin(m.sites, "x").UpdateSite(context.Background(), "www", www())
 	if err == nil || !strings.Contains(err.Error(), "wildcard") {
 		t.Errorf("updating the site with the tenant's name: %v, want a refusal naming the wildcard", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/site"
 	"github.com/coffer/coffer/site/audit"
+	"github.com/coffer/coffer/tenant"
 )
 
 // The face consumes the use cases through the small interfaces below, declared here
@@ -111,38 +112,33 @@ type RemoteImageWorker struct {
 // face's, whose route serves it.
 type Presigner func(id string, ttl time.Duration) string
 
-// TenantAdmin manages the tenants of a multi-tenant server (TenantService): app
-// implements it over the tenants registry (meta.Tenants) and package tenant, which
-// validate ids, hosts and settings and seal the secrets. The face admits only calls
+// TenantAdmin manages the tenants of a multi-tenant server (TenantService):
+// service.TenantAdmin implements it over the tenants registry (meta.Tenants) and
+// package tenant, which validate ids, hosts and settings and seal the secrets. The face admits only calls
 // with the platform secret (Config.PlatformSecret), so implementations check no
 // credentials; it bounds the sizes of what it passes (tenants.go) and checks nothing
 // else.
 //
-// A tenant's Settings are the protojson encoding (lowerCamelCase names) of
-// adminv1.TenantSettings. Those passed in hold the write-only secrets in clear and
-// never the output-only fields (adminSecretsCount, presignKeySet,
-// storage.secretAccessKeySet). Those returned may hold the secrets, clear or sealed,
-// and need not set the output-only fields: the face drops every secret and sets
-// those fields from what it dropped.
+// Tenants cross it as package tenant's types (tenantconv.go converts the messages):
+// tenant.Input and tenant.Change hold settings with the write-only secrets in clear;
+// answers are tenant.View, whose settings are redacted (no secret, hash or sealed
+// value, only whether each is set).
 type TenantAdmin interface {
-	// Create stores t (ID, Hosts, Settings, Quota; State empty: active) and returns
-	// it as stored. ECONFLICT if the id or one of its hosts is taken; EINVALID for a
-	// bad id, host or setting (with the field named where one is to blame).
-	Create(ctx context.Context, t *coffer.Tenant) (*coffer.Tenant, error)
+	// Create stores t (State: active) and returns it. ECONFLICT if the id or one of
+	// its hosts is taken; EINVALID for a bad id, host or setting (with the field
+	// named from the request's root: "id", "hosts[0]", "settings.jwt").
+	Create(ctx context.Context, t tenant.Input) (*tenant.View, error)
 	// Get returns ENOTFOUND if there is no such tenant.
-	Get(ctx context.Context, id string) (*coffer.Tenant, error)
+	Get(ctx context.Context, id string) (*tenant.View, error)
 	// List returns every tenant ordered by id.
-	List(ctx context.Context) ([]*coffer.Tenant, error)
-	// Update applies u (its State is always nil: SetState changes states) and
-	// returns the tenant. Settings, when given, replace the stored ones except for
-	// the write-only secrets they leave empty, which keep their stored values.
-	// ENOTFOUND if missing, ECONFLICT if a new host is another tenant's, EINVALID as
-	// Create.
-	Update(ctx context.Context, id string, u coffer.TenantUpdate) (*coffer.Tenant, error)
+	List(ctx context.Context) ([]*tenant.View, error)
+	// Update applies c and returns the tenant. ENOTFOUND if missing, ECONFLICT if a
+	// new host is another tenant's, EINVALID as Create.
+	Update(ctx context.Context, id string, c tenant.Change) (*tenant.View, error)
 	// SetState suspends (coffer.TenantSuspended) or resumes (coffer.TenantActive) a
 	// tenant and returns it. ENOTFOUND if missing; EPRECONDITION for a tenant
 	// being deleted.
-	SetState(ctx context.Context, id string, state coffer.TenantState) (*coffer.Tenant, error)
+	SetState(ctx context.Context, id string, state coffer.TenantState) (*tenant.View, error)
 	// Delete marks the tenant deleting and has its data removed in the background
 	// (resumed after a restart), then the tenant. ENOTFOUND if missing.
 	Delete(ctx context.Context, id string) error
@@ -151,35 +147,32 @@ type TenantAdmin interface {
 	Usage(ctx context.Context, id string) (TenantUsage, error)
 }
 
-// TenantUsage is a tenant's usage: what it stores (exact, from the metadata store)
-// and what this node served it since it started.
-type TenantUsage struct {
-	Stored      coffer.Usage
-	ServedBytes int64 // bytes of content sent to the tenant's clients
-	Requests    int64 // requests answered for the tenant
-}
+// TenantUsage is a tenant's usage: what it stores and what this node served it.
+type TenantUsage = service.TenantUsage
 
-// SiteAdmin manages the sites of the tenant a face serves (SiteService): app
-// implements it over meta.Sites and package site, which validates and prepares
-// documents (secrets sealed, write-only secrets left empty in an update keeping their
+// SiteAdmin manages the sites of the tenant a face serves (SiteService):
+// service.SiteAdmin implements it over meta.Sites and package site, which validates and prepares
+// sites (secrets sealed, write-only secrets left empty in an update keeping their
 // stored values). The face admits only that tenant's admin, so implementations check
 // no credentials.
 //
-// A document is a site.Site in JSON (the protojson encoding of adminv1.Site, which
-// mirrors it): those passed in never hold the output-only fields (createdAt,
-// updatedAt, secretAccessKeySet, secretSet); those returned may hold secrets, clear
-// or sealed, which the face drops, setting the output-only flags from what it dropped.
+// Sites cross it as *site.Site (siteconv.go converts the messages). Those passed in
+// hold secrets in clear and never the output-only fields (CreatedAt, UpdatedAt,
+// SecretAccessKeySet, SecretSet); the implementation may change them (it normalizes
+// and seals them). Those returned are redacted (site.Site.Redacted) with the store's
+// times; the face still drops any secret one holds, setting the flags that say so.
 type SiteAdmin interface {
-	// CreateSite stores doc and returns it as stored. ECONFLICT if the id or a host
-	// is taken (naming it); EINVALID for a bad document (the field named).
-	CreateSite(ctx context.Context, doc []byte) ([]byte, error)
+	// CreateSite stores s and returns it as stored. ECONFLICT if the id or a host
+	// is taken (naming it); EINVALID for a bad site (the field named:
+	// "hosts[0]", "routes[2].target.http.url").
+	CreateSite(ctx context.Context, s *site.Site) (*site.Site, error)
 	// GetSite returns ENOTFOUND if the tenant has no such site.
-	GetSite(ctx context.Context, id string) ([]byte, error)
+	GetSite(ctx context.Context, id string) (*site.Site, error)
 	// ListSites returns the tenant's sites ordered by id.
-	ListSites(ctx context.Context) ([][]byte, error)
-	// UpdateSite replaces site id's document with doc (whose id is id) and returns
-	// it as stored. ENOTFOUND if missing; ECONFLICT and EINVALID as CreateSite.
-	UpdateSite(ctx context.Context, id string, doc []byte) ([]byte, error)
+	ListSites(ctx context.Context) ([]*site.Site, error)
+	// UpdateSite replaces site id with s (whose id is id) and returns it as stored.
+	// ENOTFOUND if missing; ECONFLICT and EINVALID as CreateSite.
+	UpdateSite(ctx context.Context, id string, s *site.Site) (*site.Site, error)
 	// DeleteSite removes the site; ENOTFOUND if missing.
 	DeleteSite(ctx context.Context, id string) error
 	// PurgeSite drops what p names from the site's cached content on this node and
@@ -191,12 +184,8 @@ type SiteAdmin interface {
 	SiteStats(ctx context.Context, id string) (SiteStats, error)
 }
 
-// SiteStats are a site's counters on one node: requests and body bytes, and the
-// requests by cache outcome (audit.Record's Cache).
-type SiteStats struct {
-	Requests, Bytes                          int64
-	Hits, Misses, Stale, Revalidated, Bypass int64
-}
+// SiteStats are a site's counters on one node.
+type SiteStats = service.SiteStats
 
 // AuditQuerier reads the audit log of the requests sites served (AuditService):
 // app implements it over package site/audit. The face has checked who may read

@@ -1,6 +1,7 @@
 package rpcapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -12,10 +13,13 @@ import (
 	"github.com/coffer/coffer/site"
 )
 
-// SiteService's conversions: a site crosses SiteAdmin as its document, the
-// protojson of adminv1.Site (lowerCamelCase names, unpopulated fields left out),
-// which is site.Site's JSON. Ids and purge lists are bounded here; the documents are
-// validated behind SiteAdmin.
+// SiteService's conversions: a site crosses SiteAdmin as *site.Site. adminv1.Site
+// mirrors site.Site's JSON field for field (sitemirror_test.go checks it), so the
+// conversion goes through that JSON, here and nowhere else: the protojson of the
+// message is decoded strictly into site.Site (as site.Parse decodes, with the same
+// field names in its errors), and an answered site.Site's JSON is read by protojson.
+// Ids, purge lists and the document's size are bounded here; sites are validated
+// behind SiteAdmin.
 const (
 	maxSiteID      = 63   // site.Site.ID's longest
 	maxPurgeList   = 1000 // paths, prefixes or tags in one purge
@@ -33,9 +37,10 @@ func siteID(field, id string) (string, error) {
 	return id, nil
 }
 
-// siteDoc returns the document of pb as a request gives it: the output-only fields
-// cleared, and the id set to id unless it is "". EINVALID if pb is unset.
-func siteDoc(pb *adminv1.Site, id string) ([]byte, error) {
+// siteArg converts pb as a request gives it: the output-only fields cleared, and
+// the id set to id unless it is "". EINVALID if pb is unset or its fields do not
+// decode (the field named), ETOOLARGE past site.MaxDocSize as JSON.
+func siteArg(pb *adminv1.Site, id string) (*site.Site, error) {
 	if pb == nil {
 		return nil, coffer.InvalidField("site", "a site is required")
 	}
@@ -52,17 +57,32 @@ func siteDoc(pb *adminv1.Site, id string) ([]byte, error) {
 			s3.SecretAccessKeySet = false
 		}
 	}
-	return protojson.MarshalOptions{}.Marshal(in)
+	doc, err := protojson.MarshalOptions{}.Marshal(in)
+	if err != nil {
+		return nil, coffer.InvalidField("site", "the site cannot be encoded: "+err.Error())
+	}
+	if len(doc) > site.MaxDocSize {
+		return nil, coffer.Errorf(coffer.ETOOLARGE, "site: larger than %d bytes", site.MaxDocSize)
+	}
+	s := &site.Site{}
+	if err := coffer.DecodeDocument(doc, s, "site"); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
-// sitePB converts a document SiteAdmin returned and drops its secrets, setting the
-// flags that say they are set (an HTTP origin's headers: their names in
-// headers_set). A document the contract cannot read is EINTERNAL: site.Site and
+// sitePB converts a site SiteAdmin returned and drops any secret it holds, setting
+// the flags that say they are set (an HTTP origin's headers: their names in
+// headers_set). A site the contract cannot read is EINTERNAL: site.Site and
 // adminv1.Site have drifted apart.
-func sitePB(doc []byte) (*adminv1.Site, error) {
+func sitePB(s *site.Site) (*adminv1.Site, error) {
+	doc, err := json.Marshal(s)
+	if err != nil {
+		return nil, coffer.Internal(err, "encoding a site")
+	}
 	var pb adminv1.Site
 	if err := protojson.Unmarshal(doc, &pb); err != nil {
-		return nil, coffer.Internal(err, "a stored site document does not match coffer.admin.v1.Site")
+		return nil, coffer.Internal(err, "a site does not match coffer.admin.v1.Site")
 	}
 	for _, w := range pb.GetPurgeWebhooks() {
 		w.SecretSet = w.SecretSet || w.GetSecret() != ""

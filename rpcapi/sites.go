@@ -8,6 +8,7 @@ import (
 	"github.com/coffer/coffer"
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 	"github.com/coffer/coffer/service"
+	"github.com/coffer/coffer/site"
 )
 
 // SiteService's methods: each admits the face's tenant's admin (sites), bounds its
@@ -35,12 +36,12 @@ func requireAdmin(p *coffer.Principal) error {
 
 // CreateSite serves SiteService.CreateSite.
 func (s *server) CreateSite(ctx context.Context, req *connect.Request[adminv1.CreateSiteRequest]) (*connect.Response[adminv1.CreateSiteResponse], error) {
-	pb, err := s.siteAnswer(ctx, func(sa SiteAdmin) ([]byte, error) {
-		doc, err := siteDoc(req.Msg.GetSite(), "")
+	pb, err := s.siteAnswer(ctx, func(sa SiteAdmin) (*site.Site, error) {
+		in, err := siteArg(req.Msg.GetSite(), "")
 		if err != nil {
 			return nil, err
 		}
-		return sa.CreateSite(ctx, doc)
+		return sa.CreateSite(ctx, in)
 	})
 	if err != nil {
 		return nil, err
@@ -50,7 +51,7 @@ func (s *server) CreateSite(ctx context.Context, req *connect.Request[adminv1.Cr
 
 // GetSite serves SiteService.GetSite.
 func (s *server) GetSite(ctx context.Context, req *connect.Request[adminv1.GetSiteRequest]) (*connect.Response[adminv1.GetSiteResponse], error) {
-	pb, err := s.siteAnswer(ctx, func(sa SiteAdmin) ([]byte, error) {
+	pb, err := s.siteAnswer(ctx, func(sa SiteAdmin) (*site.Site, error) {
 		id, err := siteID("id", req.Msg.GetId())
 		if err != nil {
 			return nil, err
@@ -69,13 +70,13 @@ func (s *server) ListSites(ctx context.Context, _ *connect.Request[adminv1.ListS
 	if err != nil {
 		return nil, s.h.toConnect(ctx, err)
 	}
-	docs, err := sa.ListSites(ctx)
+	list, err := sa.ListSites(ctx)
 	if err != nil {
 		return nil, s.h.toConnect(ctx, err)
 	}
-	out := &adminv1.ListSitesResponse{Sites: make([]*adminv1.Site, len(docs))}
-	for i, doc := range docs {
-		if out.Sites[i], err = sitePB(doc); err != nil {
+	out := &adminv1.ListSitesResponse{Sites: make([]*adminv1.Site, len(list))}
+	for i, st := range list {
+		if out.Sites[i], err = sitePB(st); err != nil {
 			return nil, s.h.toConnect(ctx, err)
 		}
 	}
@@ -84,7 +85,7 @@ func (s *server) ListSites(ctx context.Context, _ *connect.Request[adminv1.ListS
 
 // UpdateSite serves SiteService.UpdateSite: the document's id is the request's.
 func (s *server) UpdateSite(ctx context.Context, req *connect.Request[adminv1.UpdateSiteRequest]) (*connect.Response[adminv1.UpdateSiteResponse], error) {
-	pb, err := s.siteAnswer(ctx, func(sa SiteAdmin) ([]byte, error) {
+	pb, err := s.siteAnswer(ctx, func(sa SiteAdmin) (*site.Site, error) {
 		id, err := siteID("id", req.Msg.GetId())
 		if err != nil {
 			return nil, err
@@ -93,11 +94,11 @@ func (s *server) UpdateSite(ctx context.Context, req *connect.Request[adminv1.Up
 		if in != nil && in.GetId() != "" && in.GetId() != id {
 			return nil, coffer.InvalidField("site.id", "the document's id is not the site's (a site's id cannot change)")
 		}
-		doc, err := siteDoc(in, id)
+		st, err := siteArg(in, id)
 		if err != nil {
 			return nil, err
 		}
-		return sa.UpdateSite(ctx, id, doc)
+		return sa.UpdateSite(ctx, id, st)
 	})
 	if err != nil {
 		return nil, err
@@ -166,18 +167,18 @@ func (s *server) GetSiteStats(ctx context.Context, req *connect.Request[adminv1.
 	return connect.NewResponse(statsPB(st)), nil
 }
 
-// siteAnswer admits the call, runs fn and converts the document it returns; errors
+// siteAnswer admits the call, runs fn and converts the site it returns; errors
 // come back as Connect errors.
-func (s *server) siteAnswer(ctx context.Context, fn func(SiteAdmin) ([]byte, error)) (*adminv1.Site, error) {
+func (s *server) siteAnswer(ctx context.Context, fn func(SiteAdmin) (*site.Site, error)) (*adminv1.Site, error) {
 	sa, err := s.sites(ctx)
 	if err != nil {
 		return nil, s.h.toConnect(ctx, err)
 	}
-	doc, err := fn(sa)
+	st, err := fn(sa)
 	if err != nil {
 		return nil, s.h.toConnect(ctx, err)
 	}
-	pb, err := sitePB(doc)
+	pb, err := sitePB(st)
 	if err != nil {
 		return nil, s.h.toConnect(ctx, err)
 	}

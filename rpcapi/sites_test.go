@@ -26,15 +26,15 @@ import (
 	"github.com/coffer/coffer/site/audit"
 )
 
-// fakeSites is an in-memory rpcapi.SiteAdmin. It reads documents as site.Site (the
-// JSON the face must send), keeps them with their secrets in clear and answers them
-// so, as a careless server would: the face must drop the secrets itself. It counts
-// its calls, so that a refused call can be shown not to have reached it, and keeps
-// the documents and purges it was given.
+// fakeSites is an in-memory rpcapi.SiteAdmin. It keeps the sites it is given with
+// their secrets in clear and answers them so, as a careless server would: the face
+// must drop the secrets itself. It counts its calls, so that a refused call can be
+// shown not to have reached it, and keeps the sites (as their JSON) and purges it
+// was given.
 type fakeSites struct {
 	mu     sync.Mutex
 	sites  map[string]site.Site
-	docs   []string     // every document passed in, as passed
+	docs   []string     // the JSON of every site passed in, as passed
 	purges []site.Purge // every purge passed in
 	calls  atomic.Int64
 }
@@ -43,27 +43,25 @@ var _ rpcapi.SiteAdmin = (*fakeSites)(nil)
 
 func newFakeSites() *fakeSites { return &fakeSites{sites: map[string]site.Site{}} }
 
-// parse reads doc as site.Site, strictly, and records it.
-func (f *fakeSites) parse(doc []byte) (site.Site, error) {
+// take records s and checks it has an id.
+func (f *fakeSites) take(s *site.Site) (site.Site, error) {
 	f.calls.Add(1)
+	doc, err := json.Marshal(s)
+	if err != nil {
+		return site.Site{}, err
+	}
 	f.docs = append(f.docs, string(doc))
-	var st site.Site
-	dec := json.NewDecoder(strings.NewReader(string(doc)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&st); err != nil {
-		return st, coffer.InvalidField("site", err.Error())
+	if s.ID == "" {
+		return *s, coffer.InvalidField("id", "a site id is required")
 	}
-	if st.ID == "" {
-		return st, coffer.InvalidField("id", "a site id is required")
-	}
-	return st, nil
+	return *s, nil
 }
 
-// CreateSite stores doc; ECONFLICT if its id exists.
-func (f *fakeSites) CreateSite(_ context.Context, doc []byte) ([]byte, error) {
+// CreateSite stores s; ECONFLICT if its id exists.
+func (f *fakeSites) CreateSite(_ context.Context, s *site.Site) (*site.Site, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	st, err := f.parse(doc)
+	st, err := f.take(s)
 	if err != nil {
 		return nil, err
 	}
@@ -73,11 +71,11 @@ func (f *fakeSites) CreateSite(_ context.Context, doc []byte) ([]byte, error) {
 	st.CreatedAt = time.Date(2026, 11, 25, 6, 0, 0, 0, time.UTC)
 	st.UpdatedAt = st.CreatedAt
 	f.sites[st.ID] = st
-	return json.Marshal(st)
+	return &st, nil
 }
 
 // GetSite returns site id.
-func (f *fakeSites) GetSite(_ context.Context, id string) ([]byte, error) {
+func (f *fakeSites) GetSite(_ context.Context, id string) (*site.Site, error) {
 	f.calls.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -85,11 +83,11 @@ func (f *fakeSites) GetSite(_ context.Context, id string) ([]byte, error) {
 	if !ok {
 		return nil, coffer.Errorf(coffer.ENOTFOUND, "site %q not found", id)
 	}
-	return json.Marshal(st)
+	return &st, nil
 }
 
 // ListSites returns every site by id.
-func (f *fakeSites) ListSites(context.Context) ([][]byte, error) {
+func (f *fakeSites) ListSites(context.Context) ([]*site.Site, error) {
 	f.calls.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -98,28 +96,29 @@ func (f *fakeSites) ListSites(context.Context) ([][]byte, error) {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	out := make([][]byte, len(ids))
+	out := make([]*site.Site, len(ids))
 	for i, id := range ids {
-		out[i], _ = json.Marshal(f.sites[id])
+		st := f.sites[id]
+		out[i] = &st
 	}
 	return out, nil
 }
 
-// UpdateSite replaces site id; its document must name it.
-func (f *fakeSites) UpdateSite(_ context.Context, id string, doc []byte) ([]byte, error) {
+// UpdateSite replaces site id; s must name it.
+func (f *fakeSites) UpdateSite(_ context.Context, id string, s *site.Site) (*site.Site, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	st, err := f.parse(doc)
+	st, err := f.take(s)
 	if err != nil {
 		return nil, err
 	}
 	old, ok := f.sites[id]
 	if !ok || st.ID != id {
-		return nil, coffer.Errorf(coffer.ENOTFOUND, "site %q not found (document %q)", id, st.ID)
+		return nil, coffer.Errorf(coffer.ENOTFOUND, "site %q not found (site %q)", id, st.ID)
 	}
 	st.CreatedAt, st.UpdatedAt = old.CreatedAt, old.CreatedAt.Add(time.Minute)
 	f.sites[id] = st
-	return json.Marshal(st)
+	return &st, nil
 }
 
 // DeleteSite removes site id.

@@ -11,11 +11,13 @@ import (
 
 	"github.com/coffer/coffer"
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
+	"github.com/coffer/coffer/tenant"
 )
 
 // TenantService's conversions. They bound sizes and refuse empty or non-finite
 // values, so that whatever reaches Config.Tenants is small and encodable; ids,
-// hosts and settings are validated by the server behind TenantAdmin.
+// hosts and settings are validated by the server behind TenantAdmin. The messages
+// meet package tenant's types here, and nowhere else.
 const (
 	maxTenantID      = 63       // coffer.Tenant.ID's longest
 	maxTenantHosts   = 100      // host names of one tenant
@@ -45,29 +47,29 @@ func tenantID(id string) (string, error) {
 }
 
 // newTenant converts a CreateTenantRequest.
-func newTenant(r *adminv1.CreateTenantRequest) (*coffer.Tenant, error) {
+func newTenant(r *adminv1.CreateTenantRequest) (tenant.Input, error) {
 	id, err := tenantID(r.GetId())
 	if err != nil {
-		return nil, err
+		return tenant.Input{}, err
 	}
 	hosts, err := hostsArg(r.GetHosts())
 	if err != nil {
-		return nil, err
+		return tenant.Input{}, err
 	}
 	settings, err := settingsArg(r.GetSettings())
 	if err != nil {
-		return nil, err
+		return tenant.Input{}, err
 	}
 	quota, err := quotaArg(r.GetQuota())
 	if err != nil {
-		return nil, err
+		return tenant.Input{}, err
 	}
-	return &coffer.Tenant{ID: id, Hosts: hosts, Settings: settings, Quota: quota}, nil
+	return tenant.Input{ID: id, Hosts: hosts, Settings: settings, Quota: quota}, nil
 }
 
 // tenantUpdate converts an UpdateTenantRequest's changes (the id is checked apart).
-func tenantUpdate(r *adminv1.UpdateTenantRequest) (coffer.TenantUpdate, error) {
-	var u coffer.TenantUpdate
+func tenantUpdate(r *adminv1.UpdateTenantRequest) (tenant.Change, error) {
+	var u tenant.Change
 	if r.Hosts != nil {
 		hosts, err := hostsArg(r.Hosts.GetHosts())
 		if err != nil {
@@ -116,10 +118,11 @@ func quotaArg(q *adminv1.Quota) (coffer.Quota, error) {
 	return coffer.Quota{MaxBytes: q.GetMaxBytes(), MaxFiles: q.GetMaxFiles()}, nil
 }
 
-// settingsArg encodes settings (nil: all defaults) as the server keeps them, their
-// protojson, without the output-only fields; empty admin secrets, negative or
-// non-finite limits and documents over maxSettingsBytes are refused.
-func settingsArg(s *adminv1.TenantSettings) ([]byte, error) {
+// settingsArg converts settings (nil: all defaults) with their secrets in clear,
+// ignoring the output-only fields; empty admin secrets, negative or non-finite
+// limits, a JWT document that is not JSON and settings over maxSettingsBytes (as
+// their protojson) are refused, with the field named from the request's root.
+func settingsArg(s *adminv1.TenantSettings) (tenant.Settings, error) {
 	c := &adminv1.TenantSettings{}
 	if s != nil {
 		c = proto.CloneOf(s)
@@ -130,20 +133,41 @@ func settingsArg(s *adminv1.TenantSettings) ([]byte, error) {
 	}
 	for i, sec := range c.AdminSecrets {
 		if sec == "" {
-			return nil, coffer.InvalidField(fmt.Sprintf("settings.adminSecrets[%d]", i), "an admin secret must not be empty")
+			return tenant.Settings{}, coffer.InvalidField(fmt.Sprintf("settings.adminSecrets[%d]", i), "an admin secret must not be empty")
 		}
 	}
 	if err := limitsArg(c.Limits); err != nil {
-		return nil, err
+		return tenant.Settings{}, err
 	}
 	b, err := protojson.MarshalOptions{}.Marshal(c)
 	if err != nil {
-		return nil, coffer.InvalidField("settings", "the settings cannot be encoded: "+err.Error())
+		return tenant.Settings{}, coffer.InvalidField("settings", "the settings cannot be encoded: "+err.Error())
 	}
 	if len(b) > maxSettingsBytes {
-		return nil, coffer.InvalidField("settings", fmt.Sprintf("the settings are at most %d KiB as JSON", maxSettingsBytes>>10))
+		return tenant.Settings{}, coffer.InvalidField("settings", fmt.Sprintf("the settings are at most %d KiB as JSON", maxSettingsBytes>>10))
 	}
-	return b, nil
+	return settingsOf(c)
+}
+
+// settingsOf converts checked settings to package tenant's.
+func settingsOf(w *adminv1.TenantSettings) (tenant.Settings, error) {
+	s := tenant.Settings{AdminSecrets: w.GetAdminSecrets(), PresignKey: w.GetPresignKey(), UnauthorizedRole: w.GetUnauthorizedRole()}
+	if j := w.GetJwt(); j != "" {
+		if !json.Valid([]byte(j)) {
+			return s, coffer.InvalidField("settings.jwt", "settings.jwt: not a JSON document (the same as --jwt-secret)")
+		}
+		s.JWT = json.RawMessage(j)
+	}
+	if st := w.GetStorage(); st != nil {
+		s.Storage = tenant.Storage{Kind: st.GetKind(), Endpoint: st.GetEndpoint(), Region: st.GetRegion(), Bucket: st.GetBucket(),
+			Prefix: st.GetPrefix(), AccessKeyID: st.GetAccessKeyId(), SecretAccessKey: st.GetSecretAccessKey(), PathStyle: st.GetPathStyle()}
+	}
+	if l := w.GetLimits(); l != nil {
+		s.Limits = tenant.Limits{RequestsPerSecond: l.GetRequestsPerSecond(), Burst: int(l.GetBurst()),
+			UserRequestsPerSecond: l.GetUserRequestsPerSecond(), UserBurst: int(l.GetUserBurst()),
+			BytesPerSecond: int64(l.GetBytesPerSecond()), ImageConcurrency: int(l.GetImageConcurrency())}
+	}
+	return s, nil
 }
 
 // limitsArg refuses negative or non-finite limits (protojson would write NaN and
@@ -162,55 +186,25 @@ func limitsArg(l *adminv1.TenantLimits) error {
 	return nil
 }
 
-// tenantPB converts a tenant, its settings without their secrets.
-func tenantPB(t *coffer.Tenant) (*adminv1.Tenant, error) {
-	s := &adminv1.TenantSettings{}
-	if len(t.Settings) > 0 {
-		if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(t.Settings, s); err != nil {
-			return nil, coffer.Internal(err, "tenant "+t.ID+": reading its settings")
-		}
-	}
-	redact(s)
-	return &adminv1.Tenant{Id: t.ID, Hosts: t.Hosts, Settings: s, State: tenantStates[t.State],
+// tenantPB converts a tenant as answers show it.
+func tenantPB(t *tenant.View) *adminv1.Tenant {
+	return &adminv1.Tenant{Id: t.ID, Hosts: t.Hosts, Settings: settingsPB(t.Settings), State: tenantStates[t.State],
 		Quota:      &adminv1.Quota{MaxBytes: t.Quota.MaxBytes, MaxFiles: t.Quota.MaxFiles},
-		CreateTime: ts(t.CreatedAt), UpdateTime: ts(t.UpdatedAt)}, nil
+		CreateTime: ts(t.CreatedAt), UpdateTime: ts(t.UpdatedAt)}
 }
 
-// redact drops the write-only secrets of s, saying instead that they are set (the
-// server may have said so already, having dropped them itself).
-func redact(s *adminv1.TenantSettings) {
-	if n := len(s.AdminSecrets); n > 0 {
-		s.AdminSecretsCount, s.AdminSecrets = int32(n), nil
-	}
-	if s.PresignKey != "" {
-		s.PresignKeySet, s.PresignKey = true, ""
-	}
-	if st := s.Storage; st != nil && st.SecretAccessKey != "" {
-		st.SecretAccessKeySet, st.SecretAccessKey = true, ""
-	}
-	s.Jwt = redactJWT(s.Jwt)
-}
-
-// jwtKeySet is how an answer shows a JWT document's key.
-var jwtKeySet = json.RawMessage(`{"set":true}`)
-
-// redactJWT returns a JWT document with its "key" (an HMAC secret, clear or
-// sealed) shown as {"set":true}, as the server answers it; a document that is not
-// a JSON object is shown only as set.
-func redactJWT(doc string) string {
-	if doc == "" {
-		return ""
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal([]byte(doc), &m) != nil || m == nil {
-		return string(jwtKeySet)
-	}
-	if _, ok := m["key"]; !ok {
-		return doc
-	}
-	m["key"] = jwtKeySet
-	b, _ := json.Marshal(m) // raw messages that came from JSON: cannot fail
-	return string(b)
+// settingsPB converts redacted settings: the output-only fields say which secrets
+// are set.
+func settingsPB(r tenant.Redacted) *adminv1.TenantSettings {
+	l := r.Limits
+	return &adminv1.TenantSettings{AdminSecretsCount: int32(r.AdminSecrets.Count), PresignKeySet: r.PresignKey.Set,
+		UnauthorizedRole: r.UnauthorizedRole, Jwt: string(r.JWT),
+		Storage: &adminv1.TenantStorage{Kind: r.Storage.Kind, Endpoint: r.Storage.Endpoint, Region: r.Storage.Region,
+			Bucket: r.Storage.Bucket, Prefix: r.Storage.Prefix, AccessKeyId: r.Storage.AccessKeyID,
+			SecretAccessKeySet: r.Storage.SecretAccessKey.Set, PathStyle: r.Storage.PathStyle},
+		Limits: &adminv1.TenantLimits{RequestsPerSecond: l.RequestsPerSecond, Burst: int32(l.Burst),
+			UserRequestsPerSecond: l.UserRequestsPerSecond, UserBurst: int32(l.UserBurst),
+			BytesPerSecond: float64(l.BytesPerSecond), ImageConcurrency: int32(l.ImageConcurrency)}}
 }
 
 // tenantPageArgs converts ListTenants' paging: the page size (0: 100) and the id
@@ -231,16 +225,13 @@ func tenantPageArgs(r *adminv1.ListTenantsRequest) (size int, after string, err 
 
 // tenantPage is the page of all (ordered by id) after id after: at most size
 // tenants and tenantPageBytes, with the next page's token if more follow.
-func tenantPage(all []*coffer.Tenant, size int, after string) (*adminv1.ListTenantsResponse, error) {
+func tenantPage(all []*tenant.View, size int, after string) *adminv1.ListTenantsResponse {
 	out, bytes := &adminv1.ListTenantsResponse{}, 0
 	for _, t := range all {
 		if t.ID <= after {
 			continue
 		}
-		pb, err := tenantPB(t)
-		if err != nil {
-			return nil, err
-		}
+		pb := tenantPB(t)
 		bytes += proto.Size(pb)
 		if len(out.Tenants) == size || len(out.Tenants) > 0 && bytes > tenantPageBytes {
 			out.NextPageToken = base64.RawURLEncoding.EncodeToString([]byte(out.Tenants[len(out.Tenants)-1].Id))
@@ -248,5 +239,5 @@ func tenantPage(all []*coffer.Tenant, size int, after string) (*adminv1.ListTena
 		}
 		out.Tenants = append(out.Tenants, pb)
 	}
-	return out, nil
+	return out
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/coffer/coffer"
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
+	"github.com/coffer/coffer/tenant"
 )
 
 // TenantService's methods. The gate (handler.go) has admitted the call (the platform
@@ -23,16 +24,12 @@ func (s *server) CreateTenant(ctx context.Context, req *connect.Request[adminv1.
 	if err != nil {
 		return nil, s.h.toConnect(ctx, err)
 	}
-	pb, err := tenantPB(made)
-	if err != nil {
-		return nil, s.h.toConnect(ctx, err)
-	}
-	return connect.NewResponse(&adminv1.CreateTenantResponse{Tenant: pb}), nil
+	return connect.NewResponse(&adminv1.CreateTenantResponse{Tenant: tenantPB(made)}), nil
 }
 
 // GetTenant serves TenantService.GetTenant.
 func (s *server) GetTenant(ctx context.Context, req *connect.Request[adminv1.GetTenantRequest]) (*connect.Response[adminv1.GetTenantResponse], error) {
-	pb, err := s.tenantAnswer(ctx, req.Msg.GetId(), func(id string) (*coffer.Tenant, error) { return s.h.cfg.Tenants.Get(ctx, id) })
+	pb, err := s.tenantAnswer(ctx, req.Msg.GetId(), func(id string) (*tenant.View, error) { return s.h.cfg.Tenants.Get(ctx, id) })
 	if err != nil {
 		return nil, err
 	}
@@ -49,11 +46,7 @@ func (s *server) ListTenants(ctx context.Context, req *connect.Request[adminv1.L
 	if err != nil {
 		return nil, s.h.toConnect(ctx, err)
 	}
-	out, err := tenantPage(all, size, after)
-	if err != nil {
-		return nil, s.h.toConnect(ctx, err)
-	}
-	return connect.NewResponse(out), nil
+	return connect.NewResponse(tenantPage(all, size, after)), nil
 }
 
 // UpdateTenant serves TenantService.UpdateTenant.
@@ -62,7 +55,7 @@ func (s *server) UpdateTenant(ctx context.Context, req *connect.Request[adminv1.
 	if err != nil {
 		return nil, s.h.toConnect(ctx, err)
 	}
-	pb, err := s.tenantAnswer(ctx, req.Msg.GetId(), func(id string) (*coffer.Tenant, error) { return s.h.cfg.Tenants.Update(ctx, id, u) })
+	pb, err := s.tenantAnswer(ctx, req.Msg.GetId(), func(id string) (*tenant.View, error) { return s.h.cfg.Tenants.Update(ctx, id, u) })
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +82,7 @@ func (s *server) ResumeTenant(ctx context.Context, req *connect.Request[adminv1.
 
 // setState puts tenant id in state and converts it.
 func (s *server) setState(ctx context.Context, id string, state coffer.TenantState) (*adminv1.Tenant, error) {
-	return s.tenantAnswer(ctx, id, func(id string) (*coffer.Tenant, error) { return s.h.cfg.Tenants.SetState(ctx, id, state) })
+	return s.tenantAnswer(ctx, id, func(id string) (*tenant.View, error) { return s.h.cfg.Tenants.SetState(ctx, id, state) })
 }
 
 // DeleteTenant serves TenantService.DeleteTenant.
@@ -120,7 +113,7 @@ func (s *server) GetTenantUsage(ctx context.Context, req *connect.Request[adminv
 
 // tenantAnswer checks id, calls fn with it and converts the tenant it returns;
 // errors come back as Connect errors.
-func (s *server) tenantAnswer(ctx context.Context, id string, fn func(id string) (*coffer.Tenant, error)) (*adminv1.Tenant, error) {
+func (s *server) tenantAnswer(ctx context.Context, id string, fn func(id string) (*tenant.View, error)) (*adminv1.Tenant, error) {
 	id, err := tenantID(id)
 	if err != nil {
 		return nil, s.h.toConnect(ctx, err)
@@ -129,9 +122,5 @@ func (s *server) tenantAnswer(ctx context.Context, id string, fn func(id string)
 	if err != nil {
 		return nil, s.h.toConnect(ctx, err)
 	}
-	pb, err := tenantPB(t)
-	if err != nil {
-		return nil, s.h.toConnect(ctx, err)
-	}
-	return pb, nil
+	return tenantPB(t), nil
 }

@@ -49,9 +49,9 @@ func noSecrets(t *testing.T, what string, m proto.Message) {
 }
 
 // TestTenantServiceMethods drives every TenantService method with the platform
-// secret, through the generated client: the settings reach the server as their
-// protojson (lowerCamelCase, numbers unquoted, secrets in clear, output-only fields
-// dropped) and come back without secrets, saying which are set.
+// secret, through the generated client: the settings reach the server as
+// tenant.Settings (secrets in clear, output-only fields dropped) and come back
+// without secrets, saying which are set.
 func TestTenantServiceMethods(t *testing.T) {
 	e := newTenantEnv(t)
 	c := e.asPlatform()
@@ -90,10 +90,10 @@ func TestTenantServiceMethods(t *testing.T) {
 	wantCode(t, "GetTenantUsage unknown", err, connect.CodeNotFound)
 }
 
-// testStoredSettings checks the settings document the server was given.
+// testStoredSettings checks the settings the server was given, as their JSON.
 func testStoredSettings(t *testing.T, doc string) {
 	for _, want := range []string{`"adminSecrets":["` + tenantSecret + `","` + tenantSecret2 + `"]`, `"presignKey":"` + presignKey + `"`,
-		`"jwt":"{\"type\":\"HS256\",\"key\":\"` + jwtKey + `\"}"`,
+		`"jwt":` + jwtConfig,
 		`"secretAccessKey":"` + s3Secret + `"`, `"requestsPerSecond":50`, `"userRequestsPerSecond":5.5`, `"burst":100`,
 		`"bytesPerSecond":1000000`, `"imageConcurrency":2`, `"pathStyle":true`, `"accessKeyId":"AKID"`, `"unauthorizedRole":"guest"`} {
 		if !strings.Contains(strings.ReplaceAll(doc, " ", ""), want) {

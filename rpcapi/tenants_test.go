@@ -2,6 +2,7 @@ package rpcapi_test
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http/httptest"
 	"sort"
@@ -15,13 +16,14 @@ import (
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/proto/gen/coffer/admin/v1/adminv1connect"
 	"github.com/coffer/coffer/rpcapi"
+	"github.com/coffer/coffer/tenant"
 )
 
 const platformSecret = "rpc-test-platform-secret"
 
 // fakeTenants is an in-memory rpcapi.TenantAdmin. It keeps the settings as the face
-// passed them (secrets in clear) and answers them so, as a careless server would:
-// the face must drop the secrets itself. It counts its calls, so that a refused
+// passed them (secrets in clear, as their JSON) without validating them, and answers
+// them redacted (tenant.View holds no secret). It counts its calls, so that a refused
 // call can be shown not to have reached it.
 type fakeTenants struct {
 	mu      sync.Mutex
@@ -35,7 +37,7 @@ var _ rpcapi.TenantAdmin = (*fakeTenants)(nil)
 func newFakeTenants() *fakeTenants { return &fakeTenants{tenants: map[string]*coffer.Tenant{}} }
 
 // Create stores t; ids must be lower-case (as the server's check, in miniature).
-func (f *fakeTenants) Create(_ context.Context, t *coffer.Tenant) (*coffer.Tenant, error) {
+func (f *fakeTenants) Create(_ context.Context, t tenant.Input) (*tenant.View, error) {
 	f.calls.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -45,36 +47,43 @@ func (f *fakeTenants) Create(_ context.Context, t *coffer.Tenant) (*coffer.Tenan
 	if f.tenants[t.ID] != nil {
 		return nil, coffer.Errorf(coffer.ECONFLICT, "tenant %s exists", t.ID)
 	}
-	c := *t
-	c.State, c.CreatedAt, c.UpdatedAt = coffer.TenantActive, time.Now(), time.Now()
-	f.tenants[t.ID] = &c
-	return &c, nil
+	doc, err := json.Marshal(t.Settings)
+	if err != nil {
+		return nil, err
+	}
+	f.tenants[t.ID] = &coffer.Tenant{ID: t.ID, Hosts: t.Hosts, Settings: doc, Quota: t.Quota, State: coffer.TenantActive,
+		CreatedAt: time.Now(), UpdatedAt: time.Now()}
+	return f.get(t.ID)
 }
 
 // Get returns a copy of tenant id.
-func (f *fakeTenants) Get(_ context.Context, id string) (*coffer.Tenant, error) {
+func (f *fakeTenants) Get(_ context.Context, id string) (*tenant.View, error) {
 	f.calls.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.get(id)
 }
 
-// get returns a copy of tenant id (f.mu held).
-func (f *fakeTenants) get(id string) (*coffer.Tenant, error) {
+// get returns tenant id as answers show it (f.mu held).
+func (f *fakeTenants) get(id string) (*tenant.View, error) {
 	t := f.tenants[id]
 	if t == nil {
 		return nil, coffer.Errorf(coffer.ENOTFOUND, "no tenant %s", id)
 	}
-	c := *t
-	return &c, nil
+	var s tenant.Settings
+	if err := json.Unmarshal(t.Settings, &s); err != nil {
+		return nil, err
+	}
+	return &tenant.View{ID: t.ID, Hosts: t.Hosts, Settings: s.Redacted(), State: t.State, Quota: t.Quota,
+		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}, nil
 }
 
 // List returns every tenant by id.
-func (f *fakeTenants) List(context.Context) ([]*coffer.Tenant, error) {
+func (f *fakeTenants) List(context.Context) ([]*tenant.View, error) {
 	f.calls.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []*coffer.Tenant
+	var out []*tenant.View
 	for id := range f.tenants {
 		t, _ := f.get(id)
 		out = append(out, t)
@@ -84,19 +93,23 @@ func (f *fakeTenants) List(context.Context) ([]*coffer.Tenant, error) {
 }
 
 // Update applies u.
-func (f *fakeTenants) Update(_ context.Context, id string, u coffer.TenantUpdate) (*coffer.Tenant, error) {
+func (f *fakeTenants) Update(_ context.Context, id string, u tenant.Change) (*tenant.View, error) {
 	f.calls.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	t := f.tenants[id]
-	if t == nil || u.State != nil {
-		return nil, coffer.Errorf(coffer.ENOTFOUND, "no tenant %s (or a state in an update)", id)
+	if t == nil {
+		return nil, coffer.Errorf(coffer.ENOTFOUND, "no tenant %s", id)
 	}
 	if u.Hosts != nil {
 		t.Hosts = *u.Hosts
 	}
 	if u.Settings != nil {
-		t.Settings = *u.Settings
+		doc, err := json.Marshal(*u.Settings)
+		if err != nil {
+			return nil, err
+		}
+		t.Settings = doc
 	}
 	if u.Quota != nil {
 		t.Quota = *u.Quota
@@ -106,7 +119,7 @@ func (f *fakeTenants) Update(_ context.Context, id string, u coffer.TenantUpdate
 }
 
 // SetState changes a tenant's state; a deleting one stays so.
-func (f *fakeTenants) SetState(_ context.Context, id string, state coffer.TenantState) (*coffer.Tenant, error) {
+func (f *fakeTenants) SetState(_ context.Context, id string, state coffer.TenantState) (*tenant.View, error) {
 	f.calls.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -144,7 +157,7 @@ func (f *fakeTenants) Usage(_ context.Context, id string) (rpcapi.TenantUsage, e
 	return rpcapi.TenantUsage{Stored: coffer.Usage{Bytes: 1234, Files: 5}, ServedBytes: 999, Requests: 42}, nil
 }
 
-// stored returns tenant id's settings document as the face passed it.
+// stored returns the JSON of tenant id's settings as the face passed them.
 func (f *fakeTenants) stored(id string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()

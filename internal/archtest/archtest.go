@@ -13,6 +13,19 @@ import (
 // who names the package in the failures.
 func ImportsNone(t *testing.T, who string, forbidden ...string) {
 	t.Helper()
+	full := make([]string, len(forbidden))
+	for i, f := range forbidden {
+		full[i] = "github.com/coffer/coffer/" + f
+	}
+	ImportsNoneOf(t, who, full...)
+}
+
+// ImportsNoneOf fails t if the package in the current directory imports (directly)
+// a package under one of forbidden, full import paths of any module
+// ("google.golang.org/protobuf/encoding/protojson"). who names the package in the
+// failures.
+func ImportsNoneOf(t *testing.T, who string, forbidden ...string) {
+	t.Helper()
 	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, ".").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
@@ -22,10 +35,8 @@ func ImportsNone(t *testing.T, who string, forbidden ...string) {
 		t.Fatal("go list named no imports")
 	}
 	for _, dep := range imports {
-		for _, f := range forbidden {
-			if p := "github.com/coffer/coffer/" + f; dep == p || strings.HasPrefix(dep, p+"/") {
-				t.Errorf("%s imports %s", who, dep)
-			}
+		if under(dep, forbidden) {
+			t.Errorf("%s imports %s", who, dep)
 		}
 	}
 }

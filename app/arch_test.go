@@ -1,0 +1,18 @@
+package app_test
+
+import (
+	"testing"
+
+	"github.com/coffer/coffer/internal/archtest"
+)
+
+// wireFormats are the management API's wire types and their JSON encoding: they
+// meet domain types in rpcapi only (DESIGN.md practice 12).
+var wireFormats = []string{"google.golang.org/protobuf/encoding/protojson", "github.com/coffer/coffer/proto/gen"}
+
+// TestAppImportsNoWireFormat: app wires the faces to the use cases and converts
+// nothing between them, so it imports neither protojson nor a generated proto
+// package (it reaches them only through rpcapi, which it wires).
+func TestAppImportsNoWireFormat(t *testing.T) {
+	archtest.ImportsNoneOf(t, "app", wireFormats...)
+}
