@@ -185,11 +185,17 @@ type answer struct {
 // do sends a request (headers as name, value pairs) and reads the whole answer.
 func (s *server) do(method, path string, body io.Reader, hdr ...string) answer {
 	s.t.Helper()
+	return s.doAt(s.host, method, path, body, hdr...)
+}
+
+// doAt is do with Host host ("" = the listen address).
+func (s *server) doAt(host, method, path string, body io.Reader, hdr ...string) answer {
+	s.t.Helper()
 	req, err := http.NewRequest(method, s.url+path, body)
 	if err != nil {
 		s.t.Fatalf("%s %q: %v", method, path, err)
 	}
-	req.Host = s.host
+	req.Host = host
 	for i := 0; i+1 < len(hdr); i += 2 {
 		req.Header.Set(hdr[i], hdr[i+1])
 	}

@@ -122,15 +122,7 @@ func (ts *tenantServer) fillTenant(side *tenantSide) {
 // hostDo sends a request with Host host (headers as name, value pairs).
 func (s *server) hostDo(host, method, path, body string, hdr ...string) answer {
 	s.t.Helper()
-	req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
-	if err != nil {
-		s.t.Fatalf("%s %q: %v", method, path, err)
-	}
-	req.Host = host
-	for i := 0; i+1 < len(hdr); i += 2 {
-		req.Header.Set(hdr[i], hdr[i+1])
-	}
-	return s.send(req)
+	return s.doAt(host, method, path, strings.NewReader(body), hdr...)
 }
 
 // mustHost is hostDo for a request that must answer want.
