@@ -12,9 +12,8 @@ bin=${COFFER_BIN_DIR:-./bin}
 say() { echo "serve.sh: $*" >&2; }
 has_vips() { pkg-config --exists vips 2>/dev/null; }
 if ! has_vips && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-  say "installing libvips-dev and pkg-config from apt for image transformations (a minute or two)..."
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libvips-dev pkg-config >/dev/null
-  say "libvips-dev installed"
+  . scripts/lib/apt.sh
+  apt_install "image transformations; a minute or two" libvips-dev pkg-config
 fi
 say "building coffer and coffer-imager into $bin (the first build takes a few minutes; later ones seconds)..."
 t0=$SECONDS

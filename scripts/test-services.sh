@@ -15,6 +15,8 @@ chmod 755 "$svc_dir"
 # port and wait_port; a server slow to listen is reported and the tests that need it
 # then fail on their own (as before: wait_port's failure does not stop the script).
 . "$(dirname "${BASH_SOURCE[0]}")/lib/loopback.sh"
+# apt_install: announced, waits for another apt run's lock.
+. "$(dirname "${BASH_SOURCE[0]}")/lib/apt.sh"
 
 as_postgres() {
   if [ "$(id -u)" = 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
@@ -22,8 +24,7 @@ as_postgres() {
 
 ensure_postgres() {
   if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
-    echo "test-services: installing PostgreSQL (apt)"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    apt_install "the PostgreSQL suites" postgresql
   fi
   pg_bin=$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)
 }
@@ -67,8 +68,7 @@ start_s3() {
 
 ensure_clamd() {
   if [ ! -x /usr/sbin/clamd ]; then
-    echo "test-services: installing clamav-daemon (apt)"
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clamav-daemon >/dev/null
+    apt_install "the virus-scanning tests" clamav-daemon
   fi
 }
 

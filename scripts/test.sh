@@ -11,23 +11,29 @@ if ! command -v go >/dev/null; then
   exit 1
 fi
 
+t_start=$SECONDS
+step() { echo "== $* ($((SECONDS - t_start)) s so far)"; }
+step "starting PostgreSQL, versitygw (S3) and clamd on 127.0.0.1 (installed first if missing)"
 # shellcheck source=scripts/test-services.sh
 source scripts/test-services.sh
-dpkg -s libvips-dev >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libvips-dev >/dev/null; } # imaging/vips (cgo)
-{ command -v node && command -v npm; } >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; } # internal/e2e/nhostjs (Nhost JS SDKs)
-command -v protoc >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq protobuf-compiler >/dev/null; } # imaging/remote/imagerpc: checks the generated code
-command -v buf >/dev/null || [ -x "$(go env GOPATH)/bin/buf" ] || go install github.com/bufbuild/buf/cmd/buf@v1.75.0 # proto: lint, breaking, generated-code check
-command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } # internal/e2e browser test (headless Chromium)
+dpkg -s libvips-dev >/dev/null 2>&1 || apt_install "imaging/vips links it" libvips-dev
+{ command -v node && command -v npm; } >/dev/null || apt_install "the Nhost JS SDK tests" nodejs npm
+command -v protoc >/dev/null || apt_install "checks imagerpc's generated code" protobuf-compiler
+command -v chromium >/dev/null || apt_install "the browser tests, headless" chromium
+if ! command -v buf >/dev/null && [ ! -x "$(go env GOPATH)/bin/buf" ]; then
+  step "building buf v1.75.0 from the Go module proxy (first run only, about 90 s)"
+  go install github.com/bufbuild/buf/cmd/buf@v1.75.0 # proto: lint, breaking, generated-code check
+fi
 
-echo "== go vet"
+step "go vet"
 go vet ./...
-echo "== buf (proto: lint, breaking against the previous commit)"
+step "buf (proto: lint, breaking against the previous commit)"
 scripts/buf.sh
-echo "== go test"
+step "go test ./... (unit, conformance, e2e against the built binary, hostile; the longest step, ~6 min)"
 go test -count=1 -timeout 20m ./...
-echo "== go test -race (service layers)"
+step "go test -race (service layers, the RPC face, the serving layer)"
 go test -count=1 -race -timeout 20m ./service/... ./api/hasura/... ./blob/... ./meta/...
 go test -count=1 -race -timeout 10m ./rpcapi/... ./internal/httpserve/... # the RPC face and the serving layer it shares
-echo "== fuzz (short)"
+step "fuzz (every target, ${FUZZTIME:-5s} each)"
 scripts/fuzz.sh "${FUZZTIME:-5s}"
-echo "== all tests passed"
+echo "== all tests passed ($((SECONDS - t_start)) s)"
