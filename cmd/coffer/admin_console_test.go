@@ -42,8 +42,13 @@ func TestAdminConsoleCalls(t *testing.T) {
 		t.Fatalf("list: %v\n%s", err, out)
 	}
 	out, err = runAdmin(t, base, "files", "presign", page.Files[0].ID, "--expires", "7s")
-	if err != nil || !strings.Contains(compact(out), `"expiresInSeconds":"7"`) || !strings.Contains(out, "X-Amz-Expires=7") {
+	if err != nil || !strings.Contains(compact(out), `"expiresInSeconds":7`) || !strings.Contains(out, "X-Amz-Expires=7") {
 		t.Fatalf("presign --expires 7s: %v\n%s", err, out)
+	}
+	// Above the bucket's download expiration (30 s): the URL is capped, and stderr says so.
+	out, err = runAdmin(t, base, "files", "presign", page.Files[0].ID, "--expires", "1h")
+	if err != nil || !strings.Contains(out, "the URL lives 30s, not the 3600s asked") || !strings.Contains(out, "X-Amz-Expires=30") {
+		t.Fatalf("presign --expires 1h: %v\n%s", err, out)
 	}
 	out, err = runAdmin(t, base, "rules", "check", "--role", "user", "--action", "read", "--bucket", "default", "--session", "x-hasura-org=o")
 	if err != nil || !strings.Contains(out, "no rule for role user on bucket default") {

@@ -50,9 +50,14 @@ func filesCmd(c *adminConfig) *cobra.Command {
 	})
 	var expires time.Duration
 	presign := leaf("presign ID", "Print a presigned download URL of a file", cobra.ExactArgs(1), func(cmd *cobra.Command, a []string) error {
-		res, err := c.files().PresignFile(cmd.Context(), req(&adminv1.PresignFileRequest{Id: a[0], ExpiresInSeconds: int64(expires / time.Second)}))
+		asked := int64(expires / time.Second)
+		res, err := c.files().PresignFile(cmd.Context(), req(&adminv1.PresignFileRequest{Id: a[0], ExpiresInSeconds: asked}))
 		if err != nil {
 			return err
+		}
+		if got := res.Msg.GetExpiresInSeconds(); asked > 0 && got < asked {
+			fmt.Fprintf(cmd.ErrOrStderr(), "coffer admin: the URL lives %ds, not the %ds asked: the bucket's download expiration caps it "+
+				"(coffer admin buckets update BUCKET --download-expiration N raises it)\n", got, asked)
 		}
 		return emit(c, cmd.OutOrStdout(), res.Msg, func() [][]string {
 			return [][]string{{"URL", "EXPIRES IN"}, {res.Msg.GetUrl(), fmt.Sprintf("%ds", res.Msg.GetExpiresInSeconds())}}

@@ -10,17 +10,16 @@ import (
 
 	"connectrpc.com/connect"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 )
 
-// emit writes a response: its protobuf JSON with --output json, else the rows
+// emit writes a response: its JSON (plainJSON) with --output json, else the rows
 // table gives (a header row first), aligned in columns.
 func emit(c *adminConfig, w io.Writer, m proto.Message, table func() [][]string) error {
 	if c.Output == "json" {
-		b, err := protojson.MarshalOptions{Multiline: true, EmitUnpopulated: true}.Marshal(m)
+		b, err := plainJSON(m)
 		if err != nil {
 			return err
 		}
@@ -34,11 +33,11 @@ func emit(c *adminConfig, w io.Writer, m proto.Message, table func() [][]string)
 	return tw.Flush()
 }
 
-// emitJSON writes parts as one JSON object, each part in its protobuf JSON form.
+// emitJSON writes parts as one JSON object, each part as plainJSON renders it.
 func emitJSON(w io.Writer, parts map[string]proto.Message) error {
 	obj := map[string]json.RawMessage{}
 	for k, m := range parts {
-		b, err := protojson.MarshalOptions{EmitUnpopulated: true}.Marshal(m)
+		b, err := plainJSON(m)
 		if err != nil {
 			return err
 		}

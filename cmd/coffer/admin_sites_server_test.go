@@ -40,7 +40,7 @@ func TestAdminSitesServer(t *testing.T) {
 		t.Fatalf("list: %v\n%s", err, out)
 	}
 	waitAudit(t, base)
-	if out, err = runAdmin(t, base, "sites", "stats", "www"); err != nil || !strings.Contains(compact(out), `"requests":"1"`) {
+	if out, err = runAdmin(t, base, "sites", "stats", "www"); err != nil || !strings.Contains(compact(out), `"requests":1`) {
 		t.Fatalf("stats: %v\n%s", err, out)
 	}
 	if _, err = runAdmin(t, base, "sites", "purge", "www", "--path", "/index.html"); err != nil {

@@ -138,7 +138,7 @@ func TestAdminSites(t *testing.T) {
 		{[]string{"get", "www"}, "Get", `"hosts":["www.test","test"]`},
 		{[]string{"list"}, "List", `"sites":[{"id":"www"`},
 		{[]string{"delete", "www"}, "Delete", "{}"},
-		{[]string{"purge", "www", "--path", "/a", "--path", "/b", "--prefix", "/assets/", "--tag", "v1"}, "Purge", `"removed":"3"`},
+		{[]string{"purge", "www", "--path", "/a", "--path", "/b", "--prefix", "/assets/", "--tag", "v1"}, "Purge", `"removed":3`},
 		{[]string{"stats", "www"}, "Stats", `"hitRatio":0.8`},
 	} {
 		out, err := runAdmin(t, url, append([]string{"sites"}, tc.args...)...)

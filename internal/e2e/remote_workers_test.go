@@ -60,13 +60,13 @@ func TestRemoteImageWorkers(t *testing.T) {
 			RemoteWorkers []struct {
 				Addr       string
 				Healthy    bool
-				Transforms string // int64: a JSON string in protojson
+				Transforms int64
 			}
 		}
 	}
 	p.mustAdmin(&info, "server", "info")
 	if rw := info.ImageWorkers.RemoteWorkers; len(rw) != 2 || rw[0].Addr != w1.Addr || !rw[0].Healthy ||
-		rw[0].Transforms != fmt.Sprint(n1) || rw[1].Addr != w2.Addr || rw[1].Transforms != fmt.Sprint(n2) {
+		rw[0].Transforms != int64(n1) || rw[1].Addr != w2.Addr || rw[1].Transforms != int64(n2) {
 		t.Errorf("coffer admin server info: remote workers %+v, want %s (%v) and %s (%v), healthy", rw, w1.Addr, n1, w2.Addr, n2)
 	}
 	codes = p.transformLoad(f.ID, 4, 60, func() { w1.Cmd.Process.Kill() })

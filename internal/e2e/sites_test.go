@@ -465,7 +465,7 @@ func checkAudit(t *testing.T, p *proc) {
 	}
 }
 
-// auditRow is a record as `coffer admin audit query` prints it (protojson).
+// auditRow is a record as `coffer admin audit query` prints it.
 type auditRow struct {
 	Time   time.Time `json:"time"`
 	Host   string    `json:"host"`
@@ -475,7 +475,7 @@ type auditRow struct {
 	Site   string    `json:"site"`
 	Path   string    `json:"path"`
 	Status int       `json:"status"`
-	Bytes  int64     `json:"bytes,string"`
+	Bytes  int64     `json:"bytes"`
 	Cache  string    `json:"cache"`
 }
 
