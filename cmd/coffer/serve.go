@@ -16,7 +16,14 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the storage server",
-		Args:  cobra.NoArgs,
+		Long: "Run the storage server: the /v1 API (hasura-storage's), the management API (gRPC, gRPC-Web,\n" +
+			"Connect) and the web console (/console/) on one port. By default: SQLite and local disk\n" +
+			"under ./data, on 127.0.0.1:8000. The manual: docs/configuration.md and docs/flags.md.",
+		Example: "  coffer serve --admin-secret change-me\n" +
+			"  coffer serve --database-url postgres://coffer@127.0.0.1/coffer \\\n" +
+			"    --s3-endpoint http://127.0.0.1:9000 --s3-bucket coffer --public-url https://files.example.com\n" +
+			"  COFFER_ADMIN_SECRET=change-me coffer serve --tenants --platform-secret P --tenant-key K",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := c.load(cmd.Flags()); err != nil {
 				return err
@@ -44,6 +51,7 @@ func newServeCmd() *cobra.Command {
 	c.storeFlags(cmd.Flags())
 	c.serveFlags(cmd.Flags())
 	bindEnv(cmd.Flags())
+	groupedUsage(cmd)
 	return cmd
 }
 
@@ -66,6 +74,7 @@ func newMigrateCmd() *cobra.Command {
 	}
 	c.storeFlags(cmd.Flags())
 	bindEnv(cmd.Flags())
+	groupedUsage(cmd)
 	return cmd
 }
 
