@@ -23,7 +23,7 @@ func TestTenantWinsSiteHost(t *testing.T) {
 		return &site.Site{ID: "www", Hosts: []string{"x.late.test", "www.site.test"},
 			Routes: []site.Route{{Path: "/*", Target: site.Target{Redirect: &site.Redirect{To: "/elsewhere/", Status: 302}}}}}
 	}
-	if _, err := siteAdmin(first.sites, "x").CreateSite(context.Background(), www()); err != nil {
+	if _, err := first.sites.Admin("x").CreateSite(context.Background(), www()); err != nil {
 		t.Fatal(err)
 	}
 	if err := first.Close(); err != nil {
@@ -47,7 +47,7 @@ func TestTenantWinsSiteHost(t *testing.T) {
 	if got := noFollow("www.site.test"); got != http.StatusFound {
 		t.Errorf("the site's other host: %d, want 302", got)
 	}
-	_, err = siteAdmin(m.sites, "x").UpdateSite(context.Background(), "www", www())
+	_, err = m.sites.Admin("x").UpdateSite(context.Background(), "www", www())
 	if err == nil || !strings.Contains(err.Error(), "wildcard") {
 		t.Errorf("updating the site with the tenant's name: %v, want a refusal naming the wildcard", err)
 	}
