@@ -39,7 +39,7 @@ func (t siteTenants) Admit(w http.ResponseWriter, r *http.Request, id string) (*
 	}
 	g.touch(time.Now().Unix())
 	if !g.admit(w, r) {
-		return nil, w, nil
+		return nil, w, errTooMany()
 	}
 	if g.bw != nil {
 		w = &pacedResponse{ResponseWriter: w, body: g.bw.Writer(r.Context(), w)}

@@ -95,9 +95,9 @@ type Tenants interface {
 	Reserved(h string) (why string, reserved bool)
 	// Admit returns the service of tenant id for request r of one of its sites, r
 	// counted against the tenant's request limits and w paced by its bandwidth limit
-	// (the writer to answer through). An error refuses a tenant that is missing,
-	// suspended or being deleted; a nil service and error, a request over its
-	// limits (its rate-limit headers set on w).
+	// (the writer to answer through). An error refuses the request: a tenant that
+	// is missing, suspended or being deleted; ETOOMANY over its request limits
+	// (the rate-limit headers set on w).
 	Admit(w http.ResponseWriter, r *http.Request, id string) (*service.Service, http.ResponseWriter, error)
 	// Fast returns tenant id's service for a fast-path answer at now, nil to decline
 	// (net/http answers): a graph not built yet, a tenant not served or with
@@ -236,8 +236,6 @@ func (st *Runtime) serve(w http.ResponseWriter, r *http.Request) {
 		var err error
 		if svc, w, err = st.opt.Tenants.Admit(w, r, e.tenant); err != nil {
 			http.Error(w, coffer.ErrorMessage(err), httpserve.StatusOf(err))
-			return
-		} else if svc == nil {
 			return
 		}
 	}
