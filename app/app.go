@@ -20,6 +20,7 @@ import (
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/rpcapi"
 	"github.com/coffer/coffer/service"
+	"github.com/coffer/coffer/sites"
 	"github.com/coffer/coffer/virusscan"
 	"github.com/coffer/coffer/webhook"
 )
@@ -68,7 +69,7 @@ type Main struct {
 	// tenancy routes requests to tenants (nil without --tenants).
 	tenancy *tenancy
 	// sites serves the sites (nil with --sites=false).
-	sites *sites
+	sites *sites.Runtime
 }
 
 // New validates cfg, opens the stores (migrating the metadata database) and builds
@@ -199,7 +200,7 @@ func (s *Main) Close() error {
 	var errs []error
 	if s.sites != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
-		errs = append(errs, s.sites.close(ctx))
+		errs = append(errs, s.sites.Close(ctx))
 		cancel()
 	}
 	if s.bus != nil {

@@ -16,3 +16,9 @@ var wireFormats = []string{"google.golang.org/protobuf/encoding/protojson", "git
 func TestAppImportsNoWireFormat(t *testing.T) {
 	archtest.ImportsNoneOf(t, "app", wireFormats...)
 }
+
+// TestAppRunsNoSites: the sites runtime (package sites) serves the sites, their
+// edge cache and audit log; app only builds and connects it.
+func TestAppRunsNoSites(t *testing.T) {
+	archtest.ImportsNone(t, "app", "site")
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/service"
+	"github.com/coffer/coffer/sites"
 	"github.com/coffer/coffer/virusscan/clamd"
 	"github.com/coffer/coffer/webhook"
 )
@@ -79,7 +80,7 @@ type Config struct {
 	Tenants TenantsConfig
 	// Sites is the settings of sites: host-routed static sites and upstream
 	// origins with a pull-through cache and an audit log.
-	Sites SitesConfig
+	Sites sites.Config
 	// Console serves the web console at /console/ (on every tenant's hosts too).
 	Console bool
 	// Version is reported by the API and the start-up log.
@@ -128,7 +129,7 @@ func DefaultConfig() Config {
 		AccessLog: hcfg.AccessLog.Mode, AccessLogReads: hcfg.AccessLog.ReadsPerSecond,
 		ClamAV:  ClamAVConfig{Timeout: clamd.DefaultConfig().Timeout},
 		Version: "dev", FastPath: true, Console: true, Tenants: TenantsConfig{MaxGraphs: 256, MetricsLabels: 50},
-		Sites: SitesConfig{On: true, EdgeSize: 1 << 30, EdgeMaxObject: 256 << 20, AuditSize: 1 << 30, Refresh: 5 * time.Second},
+		Sites: sites.DefaultConfig(),
 	}
 }
 
@@ -157,7 +158,7 @@ func (c *Config) Validate() error {
 	if err := c.validateDebugListen(); err != nil {
 		return err
 	}
-	if err := c.Sites.validate(); err != nil {
+	if err := c.Sites.Validate(); err != nil {
 		return err
 	}
 	if c.PublicURL == "" {

@@ -27,7 +27,7 @@ func (s *Main) buildConsole() error {
 		Routes: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			con.ServeHTTP(httpserve.Routed(w, r, route), r)
 		}),
-		Encode: plainError, IDs: httpserve.NewIDs(), Log: s.log, Access: httpserve.NewAccessLog(h.AccessLog, s.log),
+		Encode: httpserve.PlainText, IDs: httpserve.NewIDs(), Log: s.log, Access: httpserve.NewAccessLog(h.AccessLog, s.log),
 		ReadIdleTimeout: h.ReadIdleTimeout, WriteTimeout: h.WriteTimeout, MinWriteRate: h.MinWriteRate,
 	}
 	if h.Metrics != nil {
@@ -65,5 +65,5 @@ func (f consoleFace) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.frame
 // Refuse implements api.Refuser: the console's page and assets are refused in plain
 // text (its API calls go to /v1 and the RPC face, which refuse in their own formats).
 func (f consoleFace) Refuse(w http.ResponseWriter, _ *http.Request, err error) {
-	plainError(w, httpserve.StatusOf(err), coffer.ErrorMessage(err))
+	httpserve.PlainText(w, httpserve.StatusOf(err), coffer.ErrorMessage(err))
 }

@@ -64,8 +64,8 @@ func (s *Main) buildHTTP() error {
 	rcfg := rpcapi.DefaultConfig()
 	rcfg.Version, rcfg.Metrics, rcfg.AccessLog = c.Version, hcfg.Metrics, hcfg.AccessLog
 	if st := s.sites; st != nil {
-		rcfg.Sites, rcfg.Audit = siteAdmin(st, coffer.DefaultTenantID), auditQuerier{st}
-		st.registerMetrics(hcfg.Metrics)
+		rcfg.Sites, rcfg.Audit = st.Admin(coffer.DefaultTenantID), st
+		st.RegisterMetrics(hcfg.Metrics)
 	}
 	s.rcfg = rcfg
 	if c.Tenants.On {
@@ -94,7 +94,7 @@ func (s *Main) buildHTTP() error {
 		s.tenancy.def, handler = router, tenantRouter{s.tenancy}
 	}
 	if s.sites != nil {
-		handler = siteFront{st: s.sites, next: handler}
+		handler = s.sites.Front(handler)
 	}
 	handler = plainTarget{handler}
 	// Slow clients: headers must arrive within 10 s; bodies are read and responses
@@ -228,7 +228,7 @@ func (s *Main) Run(ctx context.Context) error {
 		s.bg.Go(func() { tn.run(sweepCtx, tenantRefresh, s.cfg.SweepInterval) })
 	}
 	if st := s.sites; st != nil {
-		s.bg.Go(func() { st.run(sweepCtx) })
+		s.bg.Go(func() { st.Run(sweepCtx) })
 	}
 	s.webhooksDone = s.runWebhooks(sweepCtx)
 	errc := make(chan error, 4)

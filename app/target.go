@@ -20,7 +20,7 @@ var (
 )
 
 // Prefixes implements api.Face with the prefixes of the faces behind it (as
-// siteFront does), so a router may put another face beside coffer's.
+// the sites' front does), so a router may put another face beside coffer's.
 func (p plainTarget) Prefixes() []string {
 	if face, ok := p.next.(api.Face); ok {
 		return face.Prefixes()

@@ -185,8 +185,7 @@ func (tn *tenancy) forget(id string) {
 		st.variants.DropTenant(id)
 	}
 	if st := tn.s.sites; st != nil {
-		st.edge.PurgeScopes(id + "/")
-		st.names.dropTenant(id)
+		st.ForgetTenant(id)
 	}
 }
 

@@ -186,7 +186,7 @@ func (s *Main) tenantFaces(t *coffer.Tenant, cfg tenantSettings, svc *service.Se
 	rcfg.Tenants, rcfg.PlatformSecret, rcfg.TenantHost = nil, "", true // TenantService is the platform's, on the default tenant's hosts only
 	rcfg.Tenant = t.ID
 	if s.sites != nil {
-		rcfg.Sites = siteAdmin(s.sites, t.ID)
+		rcfg.Sites = s.sites.Admin(t.ID)
 	}
 	rpc := &lazyFace{prefixes: s.rpcPrefixes, refuse: rpcapi.Refusal, build: func() (http.Handler, error) {
 		return rpcapi.New(rcfg, svc, tenantNode{}, h.PresignedURL, authn, log)

@@ -39,6 +39,7 @@ import (
 	"github.com/coffer/coffer/metrics"
 	"github.com/coffer/coffer/proto/gen/coffer/admin/v1/adminv1connect"
 	"github.com/coffer/coffer/proto/gen/grpc/reflection/v1/reflectionv1connect"
+	"github.com/coffer/coffer/service"
 )
 
 // Config holds the face's settings.
@@ -71,9 +72,9 @@ type Config struct {
 	// Sites, when set, serves SiteService to the admin of the face's tenant; nil:
 	// every call is refused (FAILED_PRECONDITION).
 	Sites SiteAdmin
-	// Audit, when set, serves AuditService; nil: every call is refused
-	// (FAILED_PRECONDITION).
-	Audit AuditQuerier
+	// Audit, when set, is the audit log AuditService reads (through the use case
+	// service.Audit); nil: every call is refused (FAILED_PRECONDITION).
+	Audit service.AuditLog
 	// Budget bounds what a stream and a connection may have the face decode
 	// (budget.go); past it, RESOURCE_EXHAUSTED.
 	Budget Budget

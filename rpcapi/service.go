@@ -8,7 +8,6 @@ import (
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/site"
-	"github.com/coffer/coffer/site/audit"
 	"github.com/coffer/coffer/tenant"
 )
 
@@ -186,25 +185,3 @@ type SiteAdmin interface {
 
 // SiteStats are a site's counters on one node.
 type SiteStats = service.SiteStats
-
-// AuditQuerier reads the audit log of the requests sites served (AuditService):
-// app implements it over package site/audit. The face has checked who may read
-// tenant's records.
-type AuditQuerier interface {
-	// QueryAudit returns tenant's records ("" the default tenant's) that match f, at
-	// most f.Limit, in time order.
-	QueryAudit(ctx context.Context, tenant string, f AuditFilter) ([]audit.Record, error)
-}
-
-// AuditFilter selects audit records; a zero field matches any. The face has
-// checked it: Limit is 1 to maxAuditLimit, Status 0 or 100 to 599, Cache "" or an
-// upper-case outcome, Since not after Until when both are set.
-type AuditFilter struct {
-	Site, Host string
-	// Path is a glob of the request's path: "*" matches any characters ("/assets/*").
-	Path         string
-	Since, Until time.Time // Since inclusive, Until exclusive; zero: unbounded
-	Status       int
-	Cache        string // HIT MISS STALE REVALIDATED BYPASS
-	Limit        int
-}

@@ -10,6 +10,7 @@ import (
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 	"github.com/coffer/coffer/proto/gen/coffer/admin/v1/adminv1connect"
 	"github.com/coffer/coffer/rpcapi"
+	"github.com/coffer/coffer/site/audit"
 )
 
 // siteCalls are every SiteService method, by name, with well-formed arguments.
@@ -136,7 +137,7 @@ func TestAuditFilter(t *testing.T) {
 	res, err := c.QueryAudit(ctx(), req(&adminv1.QueryAuditRequest{Site: "www", Host: "www.example.com",
 		Path: "/assets/*", Since: timestamppb.New(since), Until: timestamppb.New(until), Status: 200, Cache: "hit"}))
 	check(t, "QueryAudit", err)
-	want := rpcapi.AuditFilter{Site: "www", Host: "www.example.com", Path: "/assets/*", Since: since, Until: until,
+	want := audit.Filter{Site: "www", Host: "www.example.com", Path: "/assets/*", Since: since, Until: until,
 		Status: 200, Cache: "HIT", Limit: 100}
 	if got := e.audit.filters[0]; got != want {
 		t.Errorf("filter passed %+v\nwant          %+v", got, want)

@@ -156,17 +156,18 @@ func (f *fakeSites) SiteStats(_ context.Context, id string) (rpcapi.SiteStats, e
 	return rpcapi.SiteStats{Requests: 100, Bytes: 4096, Hits: 60, Misses: 20, Stale: 10, Revalidated: 10, Bypass: 0}, nil
 }
 
-// fakeAudit is an in-memory rpcapi.AuditQuerier: it records what it was asked and
+// fakeAudit is an in-memory service.AuditLog: it records what it was asked and
 // answers one record of the tenant asked.
 type fakeAudit struct {
 	mu      sync.Mutex
 	tenants []string
-	filters []rpcapi.AuditFilter
+	filters []audit.Filter
 	calls   atomic.Int64
 }
 
-// QueryAudit records tenant and f.
-func (f *fakeAudit) QueryAudit(_ context.Context, tenant string, flt rpcapi.AuditFilter) ([]audit.Record, error) {
+// QueryAudit records f and its tenant.
+func (f *fakeAudit) QueryAudit(_ context.Context, flt audit.Filter) ([]audit.Record, error) {
+	tenant := flt.Tenant
 	f.calls.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()

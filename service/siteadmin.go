@@ -22,7 +22,7 @@ type SiteAdmin struct {
 }
 
 // SiteRuntime is what the site use cases need of the sites runtime that serves the
-// sites (app implements it).
+// sites (package sites implements it).
 type SiteRuntime interface {
 	// Store returns tenant's view of the sites table; EUNAVAILABLE if the metadata
 	// store cannot keep sites.

@@ -2,11 +2,12 @@ package main
 
 import (
 	"github.com/coffer/coffer/app"
+	"github.com/coffer/coffer/sites"
 	"github.com/spf13/pflag"
 )
 
 // siteFlags registers the flags of sites into c.
-func siteFlags(fs *pflag.FlagSet, c *app.SitesConfig) {
+func siteFlags(fs *pflag.FlagSet, c *sites.Config) {
 	d := app.DefaultConfig().Sites
 	fs.BoolVar(&c.On, "sites", d.On, "serve sites: requests for a site's host go to its routes (sites are managed through the management API's SiteService and coffer admin sites)")
 	fs.StringVar(&c.EdgeDir, "edge-cache-dir", d.EdgeDir, "directory of the sites' pull-through cache of upstream objects (empty: <data-dir>/edge)")

@@ -12,8 +12,17 @@ import (
 
 // ErrorEncoder writes a face's error response: the status and the face's own body
 // for msg, a message safe to show the client. Each face has its own shape (the hasura
-// face's JSON; an S3 face's XML): this package never writes one itself.
+// face's JSON; an S3 face's XML): this package writes none of a face's
+// (PlainText is for what answers as web servers do: the console's page, sites).
 type ErrorEncoder func(w http.ResponseWriter, status int, msg string)
+
+// PlainText is the ErrorEncoder of short plain-text errors, as web servers write
+// them.
+func PlainText(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write([]byte(msg + "\n"))
+}
 
 // ErrorWriter is the http.ResponseWriter to hand a handler that answers errors in
 // plain text and is not the face's own (http.ServeContent's 416, a ServeMux's 404 and

@@ -1,35 +1,31 @@
-package app
+package sites
 
 import (
 	"context"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/meta"
-	"github.com/coffer/coffer/rpcapi"
 	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/site"
 	"github.com/coffer/coffer/site/audit"
 )
 
-// siteAdmin is the management API's SiteService for tenant's sites:
-// service.SiteAdmin over this server's sites runtime. A change is live on this node
+// Admin returns the site use cases of tenant's admin (the management API's
+// SiteService): service.SiteAdmin over this runtime. A change is live on this node
 // at once and on the others within the invalidation latency (a bus event; the
 // refresh interval at worst).
-func siteAdmin(st *sites, tenant string) service.SiteAdmin {
-	return service.SiteAdmin{Tenant: tenant, Sealer: st.sealer, Runtime: siteRuntime{st}}
+func (st *Runtime) Admin(tenant string) service.SiteAdmin {
+	return service.SiteAdmin{Tenant: tenant, Sealer: st.opt.Sealer, Runtime: siteRuntime{st}}
 }
 
-var (
-	_ rpcapi.SiteAdmin    = service.SiteAdmin{}
-	_ service.SiteRuntime = siteRuntime{}
-)
+var _ service.SiteRuntime = siteRuntime{}
 
 // siteRuntime is the sites runtime as the site use cases see it.
-type siteRuntime struct{ st *sites }
+type siteRuntime struct{ st *Runtime }
 
 // Store implements service.SiteRuntime.
 func (r siteRuntime) Store(tenant string) (meta.Sites, error) {
-	t, ok := r.st.s.st.base.(meta.Tenanted)
+	t, ok := r.st.opt.Store.(meta.Tenanted)
 	if !ok {
 		return nil, coffer.Errorf(coffer.EUNAVAILABLE, "sites need a metadata store with tenants")
 	}
@@ -71,21 +67,19 @@ func (r siteRuntime) Stats(tenant, id string) service.SiteStats {
 
 // reloadNow reads the sites again before answering, so the change is live on this
 // node when the caller hears back (a failure is logged; the refresher retries).
-func (st *sites) reloadNow(ctx context.Context) {
+func (st *Runtime) reloadNow(ctx context.Context) {
 	if err := st.reload(ctx); err != nil {
 		st.log.Warn("reading the sites failed; retrying", "err", err)
-		st.changed()
+		st.Changed()
 	}
 }
 
-// auditQuerier answers AuditService from this node's audit log (rpcapi.AuditQuerier).
-type auditQuerier struct{ st *sites }
+var _ service.AuditLog = (*Runtime)(nil)
 
-// QueryAudit implements rpcapi.AuditQuerier.
-func (q auditQuerier) QueryAudit(ctx context.Context, tenant string, f rpcapi.AuditFilter) ([]audit.Record, error) {
-	if q.st.audit == nil {
+// QueryAudit implements service.AuditLog over this node's audit log.
+func (st *Runtime) QueryAudit(ctx context.Context, f audit.Filter) ([]audit.Record, error) {
+	if st.audit == nil {
 		return nil, coffer.Errorf(coffer.EUNAVAILABLE, "the audit log is off on this server (--audit-dir -)")
 	}
-	return q.st.audit.Query(ctx, audit.Filter{Tenant: tenant, Site: f.Site, Host: f.Host, Since: f.Since, Until: f.Until,
-		Path: f.Path, Status: f.Status, Cache: f.Cache, Limit: f.Limit})
+	return st.audit.Query(ctx, f)
 }

@@ -1,4 +1,4 @@
-package app
+package sites
 
 import (
 	"context"
@@ -21,17 +21,18 @@ import (
 //   - with --tenants: a tenant's host, a default tenant's host
 //     (--default-tenant-hosts: also the host serving /t/{tenant}/ paths), and any
 //     name under a --tenant-wildcards pattern (and the pattern's own domain),
-//     whether or not a tenant of that id exists yet (tenant.Resolver.Reserved).
+//     whether or not a tenant of that id exists yet (Tenants.Reserved).
 // Requests are matched to sites by the host the tenant router reads
-// (sites.requestHost: X-Forwarded-Host from a trusted proxy), never by another.
+// (Runtime.requestHost: X-Forwarded-Host from a trusted proxy), never by another.
 // The same rule holds at every request (siteFront): if a collision is made anyway
 // (a flag changed, a site stored by an older version), the tenant wins and the
 // site does not answer on that host. A tenant created or given a host a site has
-// is refused (the store for exact hosts, checkTenantNames for wildcard names).
+// is refused (the store for exact hosts, the tenancy runtime for wildcard names,
+// through SiteHost).
 
-// ownHosts returns the normalized hosts of the server's own addresses (public URL
-// and listen addresses), each with what reserves it.
-func ownHosts(c Config) map[string]string {
+// OwnHosts returns the normalized hosts of the server's own addresses (the public
+// URL and the listen addresses, host:port), each with what reserves it.
+func OwnHosts(publicURL string, listens ...string) map[string]string {
 	own := map[string]string{}
 	add := func(raw, why string) {
 		if h, err := tenant.NormalizeHost(raw); err == nil && raw != "" {
@@ -42,10 +43,10 @@ func ownHosts(c Config) map[string]string {
 	if name, err := os.Hostname(); err == nil {
 		add(name, "this machine's host name")
 	}
-	if u, err := url.Parse(c.PublicURL); err == nil {
+	if u, err := url.Parse(publicURL); err == nil {
 		add(u.Host, "the server's public URL host (--public-url)")
 	}
-	for _, l := range []string{c.Listen, c.MetricsListen, c.DebugListen} {
+	for _, l := range listens {
 		if h, _, err := net.SplitHostPort(l); err == nil {
 			add(h, "a listen address of the server")
 		}
@@ -55,18 +56,18 @@ func ownHosts(c Config) map[string]string {
 
 // reserved returns why site hosts may not include the normalized host h, "" if
 // they may.
-func (st *sites) reserved(h string) string {
+func (st *Runtime) reserved(h string) string {
 	if tenant.IPLike(h) {
 		return "an IP address (the server's own addresses serve its API)"
 	}
-	if why, ok := st.own[h]; ok {
+	if why, ok := st.opt.Own[h]; ok {
 		return why
 	}
 	if strings.HasSuffix(h, ".localhost") {
 		return "a loopback name (*.localhost)"
 	}
-	if tn := st.s.tenancy; tn != nil {
-		if why, ok := tn.resolver.Load().Reserved(h); ok {
+	if tn := st.opt.Tenants; tn != nil {
+		if why, ok := tn.Reserved(h); ok {
 			return why
 		}
 	}
@@ -75,7 +76,7 @@ func (st *sites) reserved(h string) string {
 
 // checkHosts refuses (ECONFLICT, naming the host and the conflict) a site host
 // that is reserved. The store refuses other tenants' exact hosts and other sites'.
-func (st *sites) checkHosts(hosts []string) error {
+func (st *Runtime) checkHosts(hosts []string) error {
 	for _, h := range hosts {
 		if why := st.reserved(h); why != "" {
 			return coffer.Errorf(coffer.ECONFLICT, "host %q cannot be a site's: it is %s", h, why)
@@ -84,26 +85,28 @@ func (st *sites) checkHosts(hosts []string) error {
 	return nil
 }
 
-// checkTenantNames refuses (ECONFLICT) a new tenant id whose names under the
-// tenant wildcards a site has (possible only if a wildcard was added after the
-// site was made): the site would lose them at once.
-func (tn *tenancy) checkTenantNames(ctx context.Context, id string) error {
-	st := tn.s.sites
-	if st == nil {
-		return nil
-	}
-	if err := st.reload(ctx); err != nil { // the other nodes' latest sites
-		return err
+// SiteHost reads the sites again (the other nodes' latest) and returns the first
+// of the normalized hosts that is a site's, "" if none is: for the tenancy
+// runtime, which refuses a tenant reached under a site's name.
+func (st *Runtime) SiteHost(ctx context.Context, hosts []string) (string, error) {
+	if err := st.reload(ctx); err != nil {
+		return "", err
 	}
 	m := st.hosts.Load()
-	for _, w := range tn.cfg.Wildcards {
-		h, err := tenant.NormalizeHost(id + "." + strings.TrimPrefix(w, "*."))
-		if err != nil || m == nil {
-			continue
-		}
-		if e := m.byHost[h]; e != nil {
-			return coffer.Errorf(coffer.ECONFLICT, "tenant %q would be reached as %q, which belongs to a site", id, h)
+	if m == nil {
+		return "", nil
+	}
+	for _, h := range hosts {
+		if m.byHost[h] != nil {
+			return h, nil
 		}
 	}
-	return nil
+	return "", nil
+}
+
+// ForgetTenant drops what the sites hold of tenant id, deleted: its sites' edge
+// entries and bucket names.
+func (st *Runtime) ForgetTenant(id string) {
+	st.edge.PurgeScopes(id + "/")
+	st.names.dropTenant(id)
 }

@@ -1,4 +1,4 @@
-package app
+package sites
 
 import (
 	"context"
@@ -68,7 +68,7 @@ func (n *nameCache) dropTenant(tenant string) {
 
 // siteBuckets opens a tenant's files by name for its sites (site.Buckets).
 type siteBuckets struct {
-	st     *sites
+	st     *Runtime
 	tenant string
 	svc    *service.Service
 }

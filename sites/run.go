@@ -1,4 +1,4 @@
-package app
+package sites
 
 import (
 	"bytes"
@@ -16,7 +16,7 @@ import (
 // document and update time are unchanged keeps its compiled form (and so its
 // origins' circuit breakers); one that no longer compiles is left out and logged,
 // without taking the others down.
-func (st *sites) reload(ctx context.Context) error {
+func (st *Runtime) reload(ctx context.Context) error {
 	rows, err := st.reg.AllSites(ctx)
 	if err != nil {
 		return err
@@ -41,7 +41,7 @@ func (st *sites) reload(ctx context.Context) error {
 }
 
 // reuse returns old's entry for row when row has not changed since it was compiled.
-func (st *sites) reuse(old *siteMap, row *coffer.Site) *siteEntry {
+func (st *Runtime) reuse(old *siteMap, row *coffer.Site) *siteEntry {
 	if old == nil {
 		return nil
 	}
@@ -54,7 +54,7 @@ func (st *sites) reuse(old *siteMap, row *coffer.Site) *siteEntry {
 }
 
 // compile parses and compiles a stored site.
-func (st *sites) compile(row *coffer.Site) (*siteEntry, error) {
+func (st *Runtime) compile(row *coffer.Site) (*siteEntry, error) {
 	doc, err := site.Parse(row.Doc)
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ func (st *sites) compile(row *coffer.Site) (*siteEntry, error) {
 }
 
 // entry returns tenant's site id, nil if there is none.
-func (st *sites) entry(tenant, id string) *siteEntry {
+func (st *Runtime) entry(tenant, id string) *siteEntry {
 	if m := st.hosts.Load(); m != nil {
 		for _, e := range m.byTenant[tenant] {
 			if e.row.ID == id {
@@ -78,18 +78,19 @@ func (st *sites) entry(tenant, id string) *siteEntry {
 	return nil
 }
 
-// changed wakes run to read the sites again at once.
-func (st *sites) changed() {
+// Changed wakes Run to read the sites again at once: a tenant's sites changed on
+// another node (the metadata cache's OnSitesChanged).
+func (st *Runtime) Changed() {
 	select {
 	case st.kick <- struct{}{}:
 	default:
 	}
 }
 
-// run keeps the sites current until ctx ends: every Refresh, and at once when a
+// Run keeps the sites current until ctx ends: every Refresh, and at once when a
 // site changes (here, or on another node through the bus).
-func (st *sites) run(ctx context.Context) {
-	t := time.NewTicker(st.s.cfg.Sites.Refresh)
+func (st *Runtime) Run(ctx context.Context) {
+	t := time.NewTicker(st.cfg.Refresh)
 	defer t.Stop()
 	for {
 		select {
@@ -107,7 +108,7 @@ func (st *sites) run(ctx context.Context) {
 // purge applies p to tenant's site here; from this node's own request or change
 // (origin), it also tells the other nodes and the site's purge webhooks. It returns
 // the edge entries removed here and whether other nodes were told.
-func (st *sites) purge(ctx context.Context, tenant, id string, p site.Purge, origin bool) (int, bool) {
+func (st *Runtime) purge(ctx context.Context, tenant, id string, p site.Purge, origin bool) (int, bool) {
 	removed := st.edge.Purge(tenant+"/"+id, withSiblings(p))
 	st.dropNames(tenant, id, p)
 	if !origin {
@@ -122,14 +123,14 @@ func (st *sites) purge(ctx context.Context, tenant, id string, p site.Purge, ori
 
 // broadcast sends purge e to the other nodes, as a purge of the whole site if it is
 // too long for the bus; false on one node or if it failed (logged).
-func (st *sites) broadcast(ctx context.Context, e bus.Event) bool {
-	if st.pub == nil {
+func (st *Runtime) broadcast(ctx context.Context, e bus.Event) bool {
+	if st.opt.Bus == nil {
 		return false
 	}
 	if p, err := bus.Encode(e); err == nil && len(p) > bus.MaxPayload {
 		e.Purge = bus.Purge{}
 	}
-	if err := st.pub.Publish(ctx, e); err != nil {
+	if err := st.opt.Bus.Publish(ctx, e); err != nil {
 		st.log.Warn("site purge not broadcast", "tenant", e.Tenant, "site", e.ID, "err", err)
 		return false
 	}
@@ -153,14 +154,14 @@ func withSiblings(p site.Purge) site.Purge {
 	return p
 }
 
-// heard applies a purge another node broadcast.
-func (st *sites) heard(tenant, id string, p bus.Purge) {
+// Heard applies a purge another node broadcast (the metadata cache's OnPurge).
+func (st *Runtime) Heard(tenant, id string, p bus.Purge) {
 	st.purge(context.Background(), tenant, id, site.Purge(p), false)
 }
 
 // dropNames forgets the bucket names a purge covers: those of its paths exactly,
 // every name of the tenant for a purge by prefix, tag or of the whole site.
-func (st *sites) dropNames(tenant, id string, p site.Purge) {
+func (st *Runtime) dropNames(tenant, id string, p site.Purge) {
 	e := st.entry(tenant, id)
 	if e == nil || len(p.Prefixes) > 0 || len(p.Tags) > 0 || len(p.Paths) == 0 {
 		st.names.dropTenant(tenant)
@@ -173,10 +174,11 @@ func (st *sites) dropNames(tenant, id string, p site.Purge) {
 	}
 }
 
-// fileWritten purges, on every site of tenant serving the files' bucket, the paths
+// FileWritten purges, on every site of tenant serving the files' bucket, the paths
 // of the names written (a replace, a rename, a delete, a new file under a name
-// that was missing): cluster-wide and to the sites' purge webhooks.
-func (st *sites) fileWritten(tenant string, files []*coffer.File) {
+// that was missing): cluster-wide and to the sites' purge webhooks (the metadata
+// cache's OnFileWritten).
+func (st *Runtime) FileWritten(tenant string, files []*coffer.File) {
 	m := st.hosts.Load()
 	if m == nil || len(m.byTenant[tenant]) == 0 {
 		return

@@ -1,4 +1,4 @@
-package app
+package sites
 
 import (
 	"bytes"
@@ -34,14 +34,14 @@ type purgeNotice struct {
 
 // tellWebhooks POSTs the purge p of e to its purge webhooks, in the background,
 // signed with each webhook's secret (webhook.SignatureHeader) when it has one.
-func (st *sites) tellWebhooks(e *siteEntry, p site.Purge) {
+func (st *Runtime) tellWebhooks(e *siteEntry, p site.Purge) {
 	body, _ := json.Marshal(purgeNotice{Tenant: e.tenant, Site: e.row.ID, Hosts: e.row.Hosts, Paths: p.Paths,
 		Prefixes: p.Prefixes, Tags: p.Tags, Time: time.Now().UTC().Format(time.RFC3339)})
 	for _, h := range e.doc.PurgeWebhooks {
 		err := st.needSealer(h.Secret, "purgeWebhooks.secret")
 		secret := ""
 		if err == nil {
-			secret, err = h.OpenSecret(st.sealer, e.tenant)
+			secret, err = h.OpenSecret(st.opt.Sealer, e.tenant)
 		}
 		if err != nil {
 			st.log.Warn("purge webhook skipped: its secret cannot be opened", "site", e.row.ID, "err", err)
@@ -52,7 +52,7 @@ func (st *sites) tellWebhooks(e *siteEntry, p site.Purge) {
 }
 
 // postPurge sends one purge notification, retrying a few times.
-func (st *sites) postPurge(url, secret string, body []byte) {
+func (st *Runtime) postPurge(url, secret string, body []byte) {
 	for attempt := 1; attempt <= purgeHookAttempts; attempt++ {
 		if err := st.postOnce(url, secret, body); err == nil {
 			return
@@ -69,7 +69,7 @@ func (st *sites) postPurge(url, secret string, body []byte) {
 }
 
 // postOnce sends body to url once; an answer other than 2xx is an error.
-func (st *sites) postOnce(url, secret string, body []byte) error {
+func (st *Runtime) postOnce(url, secret string, body []byte) error {
 	ctx, cancel := context.WithTimeout(st.ctx, purgeHookTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))

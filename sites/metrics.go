@@ -1,4 +1,4 @@
-package app
+package sites
 
 import (
 	"sort"
@@ -8,10 +8,10 @@ import (
 	"github.com/coffer/coffer/site/audit"
 )
 
-// registerMetrics adds the sites' series to m: per site (labelled "<tenant>/<site>",
+// RegisterMetrics adds the sites' series to m: per site (labelled "<tenant>/<site>",
 // the default tenant's as "(default)/<site>"), requests, body bytes and cache
 // outcomes on this node; the edge cache's and the audit log's counters.
-func (st *sites) registerMetrics(m *metrics.Metrics) {
+func (st *Runtime) RegisterMetrics(m *metrics.Metrics) {
 	perSite := func(v func(*site.Stats) int64) func() ([]string, []int64) {
 		return func() ([]string, []int64) { return st.siteCounters(v) }
 	}
@@ -41,7 +41,7 @@ func (st *sites) registerMetrics(m *metrics.Metrics) {
 }
 
 // siteCounters returns one counter of every site, labelled.
-func (st *sites) siteCounters(v func(*site.Stats) int64) ([]string, []int64) {
+func (st *Runtime) siteCounters(v func(*site.Stats) int64) ([]string, []int64) {
 	var labels []string
 	values := map[string]int64{}
 	st.handler.RangeStats(func(scope string, s *site.Stats) bool {
@@ -62,7 +62,7 @@ func (st *sites) siteCounters(v func(*site.Stats) int64) ([]string, []int64) {
 }
 
 // auditStats returns the audit log's counters (zero when it is off).
-func (st *sites) auditStats() audit.Stats {
+func (st *Runtime) auditStats() audit.Stats {
 	if st.audit == nil {
 		return audit.Stats{}
 	}

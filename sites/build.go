@@ -1,8 +1,7 @@
-package app
+package sites
 
 import (
 	"context"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -14,62 +13,46 @@ import (
 	"github.com/coffer/coffer/site"
 	"github.com/coffer/coffer/site/audit"
 	"github.com/coffer/coffer/site/edge"
-	"github.com/coffer/coffer/tenant"
 )
 
-// buildSites builds this node's sites (nil with --sites=false) and wires them to
-// the invalidation bus and the metadata cache's write hook. Run starts reading them.
-func (s *Main) buildSites(ctx context.Context) error {
-	c := s.cfg.Sites
-	if !c.On {
-		return nil
-	}
-	reg, ok := s.st.base.(meta.SiteRegistry)
+// New builds the sites runtime of this node from c and o and reads the sites; Run
+// keeps them current. The caller connects it to the metadata cache's hooks
+// (Changed, Heard, FileWritten), serves through Front and closes it.
+func New(ctx context.Context, c Config, o Options) (*Runtime, error) {
+	reg, ok := o.Store.(meta.SiteRegistry)
 	if !ok {
-		return fmt.Errorf("sites: the metadata store cannot keep sites")
+		return nil, fmt.Errorf("sites: the metadata store cannot keep sites")
 	}
-	st := &sites{s: s, reg: reg, kick: make(chan struct{}, 1), log: s.log.With("component", "sites"), own: ownHosts(*s.cfg),
-		client: &http.Client{Transport: s.guardTransport, CheckRedirect: noRedirects}}
+	st := &Runtime{cfg: c, opt: o, reg: reg, kick: make(chan struct{}, 1), log: o.Log,
+		client: &http.Client{Transport: o.Transport, CheckRedirect: noRedirects}}
 	st.ctx, st.cancel = context.WithCancel(context.Background())
-	if s.bus != nil {
-		st.pub = s.bus
-	}
-	if s.cfg.Tenants.Key != "" {
-		key, err := base64.StdEncoding.DecodeString(s.cfg.Tenants.Key)
-		if err != nil || len(key) != 32 {
-			return fmt.Errorf("--tenant-key must be 32 bytes in base64 (head -c 32 /dev/urandom | base64)")
-		}
-		if st.sealer, err = tenant.NewSealer(key); err != nil {
-			return err
-		}
-	}
 	var err error
 	if st.names, err = newNameCache(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := st.buildEdge(c); err != nil {
-		return err
+		return nil, err
 	}
 	if err := st.buildAudit(c); err != nil {
-		return err
+		return nil, err
 	}
 	st.buildHandler()
-	s.st.cache.OnSitesChanged(func(string) { st.changed() })
-	s.st.cache.OnPurge(st.heard)
-	s.st.cache.OnFileWritten(st.fileWritten)
-	s.sites = st
-	return st.reload(ctx)
+	if err := st.reload(ctx); err != nil {
+		_ = st.Close(ctx)
+		return nil, err
+	}
+	return st, nil
 }
 
 // noRedirects makes a client return a redirect as the answer instead of following it.
 func noRedirects(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 // buildEdge opens the pull-through cache.
-func (st *sites) buildEdge(c SitesConfig) error {
+func (st *Runtime) buildEdge(c Config) error {
 	ecfg := edge.DefaultConfig()
 	ecfg.Dir = c.EdgeDir
 	if ecfg.Dir == "" {
-		ecfg.Dir = filepath.Join(st.s.cfg.DataDir, "edge")
+		ecfg.Dir = filepath.Join(st.opt.DataDir, "edge")
 	}
 	ecfg.MaxBytes = c.EdgeSize
 	if c.EdgeMaxObject > 0 {
@@ -84,14 +67,14 @@ func (st *sites) buildEdge(c SitesConfig) error {
 }
 
 // buildAudit opens the audit log (none with AuditDir "-").
-func (st *sites) buildAudit(c SitesConfig) error {
+func (st *Runtime) buildAudit(c Config) error {
 	if c.AuditDir == "-" {
 		return nil
 	}
 	acfg := audit.DefaultConfig()
 	acfg.Dir = c.AuditDir
 	if acfg.Dir == "" {
-		acfg.Dir = filepath.Join(st.s.cfg.DataDir, "audit")
+		acfg.Dir = filepath.Join(st.opt.DataDir, "audit")
 	}
 	if c.AuditSize > 0 {
 		acfg.MaxTotalBytes = c.AuditSize
@@ -107,9 +90,9 @@ func (st *sites) buildAudit(c SitesConfig) error {
 }
 
 // buildHandler builds the serving handler and the Frame it runs in.
-func (st *sites) buildHandler() {
-	h := st.s.hcfg
-	st.frame = &httpserve.Frame{Routes: http.HandlerFunc(st.serve), Encode: plainError, IDs: httpserve.NewIDs(),
+func (st *Runtime) buildHandler() {
+	h := st.opt.Serving
+	st.frame = &httpserve.Frame{Routes: http.HandlerFunc(st.serve), Encode: httpserve.PlainText, IDs: httpserve.NewIDs(),
 		Log: st.log, Access: httpserve.NewAccessLog(h.AccessLog, st.log), ReadIdleTimeout: h.ReadIdleTimeout,
 		WriteTimeout: h.WriteTimeout, MinWriteRate: h.MinWriteRate}
 	if h.Metrics != nil {
@@ -122,16 +105,9 @@ func (st *sites) buildHandler() {
 	st.handler = site.NewHandler(hcfg)
 }
 
-// plainError writes a site's error answers: short plain text, as web servers do.
-func plainError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write([]byte(msg + "\n"))
-}
-
-// close stops the purge webhooks' attempts and the edge cache, and drains the audit
+// Close stops the purge webhooks' attempts and the edge cache, and drains the audit
 // log within ctx.
-func (st *sites) close(ctx context.Context) error {
+func (st *Runtime) Close(ctx context.Context) error {
 	st.cancel()
 	st.hooks.Wait()
 	var err error
@@ -146,18 +122,18 @@ func (st *sites) close(ctx context.Context) error {
 
 // needSealer returns an error naming field when a sealed secret is set and this
 // server has no --tenant-key to open it.
-func (st *sites) needSealer(sealed, field string) error {
-	if sealed != "" && st.sealer == nil {
+func (st *Runtime) needSealer(sealed, field string) error {
+	if sealed != "" && st.opt.Sealer == nil {
 		return coffer.Errorf(coffer.EINVALID, "%s: sealed secrets need the server's --tenant-key", field)
 	}
 	return nil
 }
 
 // originFactory builds the upstream origins of sites (site.OriginFactory): HTTP
-// origins and S3 endpoints are dialed through the webhook SSRF guard, since a
+// origins and S3 endpoints are dialed through the SSRF guard, since a
 // site's targets are a tenant's settings.
 type originFactory struct {
-	st   *sites
+	st   *Runtime
 	site string // the site's id, which its sealed secrets are bound to
 }
 
@@ -171,9 +147,9 @@ func (f originFactory) S3(o site.S3Origin, tenantID string) (site.Origin, error)
 	if err := f.st.needSealer(o.SecretAccessKey, "s3.secretAccessKey"); err != nil {
 		return nil, err
 	}
-	secret, err := o.OpenSecretAccessKey(f.st.sealer, tenantID)
+	secret, err := o.OpenSecretAccessKey(f.st.opt.Sealer, tenantID)
 	if err != nil {
 		return nil, err
 	}
-	return edge.NewS3Origin(o, secret, f.st.s.guardTransport)
+	return edge.NewS3Origin(o, secret, f.st.opt.Transport)
 }
