@@ -309,7 +309,7 @@ func fullSite() site.Site {
 // TestFullSiteIsFull: fullSite leaves no field of site.Site zero at any depth (a
 // pointer to a struct and a slice are followed into their elements; a Target has
 // one kind set per route, all kinds among the routes): a field added to site.Site fails here
-// until fullSite sets it, and then TestSiteMirror until adminv1.Site has it.
+// until fullSite sets it, and then TestSiteConversionFullSite until it is converted.
 func TestFullSiteIsFull(t *testing.T) {
 	targets := map[string]bool{}
 	for _, r := range fullSite().Routes {
