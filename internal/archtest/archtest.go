@@ -1,13 +1,9 @@
-// Package archtest checks the direction of dependencies in tests (which coffer
-// packages a package may import) and the vocabulary of a package's code (NamesNone).
+// Package archtest checks the direction of dependencies in tests: which coffer
+// packages a package may import.
 package archtest
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -103,87 +99,6 @@ func chainsTo(root string, imports map[string][]string, forbidden []string) [][]
 func under(p string, paths []string) bool {
 	for _, f := range paths {
 		if p == f || strings.HasPrefix(p, f+"/") {
-			return true
-		}
-	}
-	return false
-}
-
-// NamesNone fails t if a non-test Go file of the package in the current directory
-// has a string literal or an identifier containing one of words (any case); comments
-// may name them. who names the package in the failures, each with its position.
-func NamesNone(t *testing.T, who string, words ...string) {
-	t.Helper()
-	files, err := filepath.Glob("*.go")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no Go files here (%v)", err)
-	}
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatalf("parse %s: %v", name, err)
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			var s, kind string
-			switch n := n.(type) {
-			case *ast.BasicLit:
-				s, kind = n.Value, "string"
-				if n.Kind != token.STRING {
-					return true
-				}
-			case *ast.Ident:
-				s, kind = n.Name, "identifier"
-			default:
-				return true
-			}
-			if w := containsAny(s, words); w != "" {
-				t.Errorf("%s: %s %s %s names %q", fset.Position(n.Pos()), who, kind, s, w)
-			}
-			return true
-		})
-	}
-}
-
-// containsAny returns the first of words that s contains in any case, "" if none.
-func containsAny(s string, words []string) string {
-	s = strings.ToLower(s)
-	for _, w := range words {
-		if strings.Contains(s, strings.ToLower(w)) {
-			return w
-		}
-	}
-	return ""
-}
-
-// DependsOnlyOn fails t if the package in the current directory depends, directly or
-// not (tests aside), on a package outside the standard library that allowed does not
-// list: an import path, or a path ending in "/..." for it and every package below.
-// who names the package in the failures.
-func DependsOnlyOn(t *testing.T, who string, allowed ...string) {
-	t.Helper()
-	out, err := exec.Command("go", "list", "-deps", "-f", `{{if not .Standard}}{{.ImportPath}}{{end}}`, ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	deps := strings.Fields(string(out))
-	if len(deps) == 0 {
-		t.Fatal("go list named no packages")
-	}
-	for _, dep := range deps[:len(deps)-1] { // the package itself comes last
-		if !allows(allowed, dep) {
-			t.Errorf("%s depends on %s, which is not among %v", who, dep, allowed)
-		}
-	}
-}
-
-// allows reports whether p is one of paths, or below one ending in "/...".
-func allows(paths []string, p string) bool {
-	for _, a := range paths {
-		if tree, ok := strings.CutSuffix(a, "/..."); ok && under(p, []string{tree}) || a == p {
 			return true
 		}
 	}
