@@ -33,5 +33,6 @@
 // The package stays on the standard library (net/http only for its content
 // sniffer, encoding/json only to check documents) and two small libraries
 // (github.com/google/uuid, golang.org/x/text/unicode/norm), so that every layer,
-// a tool or a test can import the domain without pulling in infrastructure.
+// a tool or a test can import the domain without pulling in infrastructure
+// (TestDomainDependsOnLittle checks it).
 package coffer

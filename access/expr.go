@@ -183,5 +183,6 @@ func kindName(k coffer.FieldKind) string {
 
 // IsSessionVar reports whether a rule string names a session variable.
 func IsSessionVar(s string) bool {
-	return len(s) > 9 && strings.EqualFold(s[:9], "x-hasura-")
+	n := len(coffer.SessionVarPrefix)
+	return len(s) > n && strings.EqualFold(s[:n], coffer.SessionVarPrefix)
 }

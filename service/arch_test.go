@@ -12,3 +12,11 @@ import (
 func TestServiceDependsOnNoWireFormat(t *testing.T) {
 	archtest.DependsOnNone(t, "service", "google.golang.org/protobuf/encoding/protojson", "github.com/coffer/coffer/proto/gen")
 }
+
+// TestServiceSpeaksNoFace: the use cases' code names no face (DESIGN.md: a face
+// consumes the service): no string or identifier says "hasura" or a face's header
+// prefix (an error needing a face's wording carries a typed cause the face rewords,
+// as ErrAdminRequired). Comments may say why a behaviour follows hasura-storage.
+func TestServiceSpeaksNoFace(t *testing.T) {
+	archtest.NamesNone(t, "service", "hasura", "x-amz-", "tus-resumable", "connect-protocol")
+}

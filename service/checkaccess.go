@@ -14,8 +14,8 @@ import (
 // rules in force, as the requests of such a principal would be answered.
 type AccessQuery struct {
 	Role, UserID string
-	// Session holds more session variables (x-hasura-* names, any case); the role
-	// and user id are added as x-hasura-role and x-hasura-user-id.
+	// Session holds more session variables (coffer.SessionVarPrefix names, any
+	// case); the role and user id are added as coffer.SessionRole and SessionUserID.
 	Session  map[string]string
 	BucketID string // may be "" when FileID is given: the file's bucket
 	// Action is "read", "create", "update" or "delete" (or a rules document's
@@ -41,9 +41,9 @@ type AccessAnswer struct {
 }
 
 // CheckAccess answers q with the rules in force (admin), evaluated by package access
-// as every request is. EINVALID for an unknown action, a session variable not named
-// x-hasura-*, bad metadata or a file of another bucket; ENOTFOUND for a missing bucket
-// or file.
+// as every request is. EINVALID for an unknown action, a session variable whose
+// name lacks coffer.SessionVarPrefix, bad metadata or a file of another bucket;
+// ENOTFOUND for a missing bucket or file.
 func (s *Service) CheckAccess(ctx context.Context, p *coffer.Principal, q AccessQuery) (AccessAnswer, error) {
 	if err := requireAdmin(p); err != nil {
 		return AccessAnswer{}, err
@@ -91,20 +91,20 @@ func (s *Service) CheckAccess(ctx context.Context, p *coffer.Principal, q Access
 
 // queryPrincipal returns the principal q describes: its role, user id and session.
 func queryPrincipal(q AccessQuery) (*coffer.Principal, error) {
-	session := map[string]string{"x-hasura-role": q.Role}
+	session := map[string]string{coffer.SessionRole: q.Role}
 	for k, v := range q.Session {
 		if !access.IsSessionVar(k) {
-			return nil, coffer.InvalidField("session", fmt.Sprintf("session variable %q is not named x-hasura-*", k))
+			return nil, coffer.InvalidField("session", fmt.Sprintf("session variable %q is not named %s*", k, coffer.SessionVarPrefix))
 		}
 		session[strings.ToLower(k)] = v
 	}
 	if q.UserID != "" {
-		session["x-hasura-user-id"] = q.UserID
+		session[coffer.SessionUserID] = q.UserID
 	}
 	if q.Role == "" {
 		return nil, coffer.InvalidField("role", "role is empty")
 	}
-	return &coffer.Principal{Role: q.Role, UserID: session["x-hasura-user-id"], Session: session}, nil
+	return &coffer.Principal{Role: q.Role, UserID: session[coffer.SessionUserID], Session: session}, nil
 }
 
 // cleanQuery validates the name and metadata of the file as it would be stored, as

@@ -12,6 +12,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -133,13 +134,19 @@ func newBlobKey() string {
 // the calls that app answers without the service (a node's cache statistics).
 func RequireAdmin(p *coffer.Principal) error { return requireAdmin(p) }
 
-// requireAdmin refuses non-admin principals: 401 without credentials, 403 with.
+// ErrAdminRequired is the cause (errors.Is) of the EUNAUTHORIZED that an admin-only
+// use case answers a caller without credentials. Its message names no credential:
+// each face knows its own (the hasura face rewords it with x-hasura-admin-secret).
+var ErrAdminRequired = errors.New("admin credentials required")
+
+// requireAdmin refuses non-admin principals: 401 without credentials
+// (ErrAdminRequired), 403 with.
 func requireAdmin(p *coffer.Principal) error {
 	if p.Admin {
 		return nil
 	}
 	if p.Anonymous {
-		return coffer.Errorf(coffer.EUNAUTHORIZED, "this action needs the admin secret (x-hasura-admin-secret)")
+		return &coffer.Error{Code: coffer.EUNAUTHORIZED, Message: "this action needs the admin's credentials", Err: ErrAdminRequired}
 	}
 	return coffer.Errorf(coffer.EFORBIDDEN, "this action is not allowed for role %q", p.Role)
 }

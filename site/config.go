@@ -3,9 +3,10 @@ package site
 import "time"
 
 // Site is one tenant's site: the host names it answers and its routes, in order.
-// Its JSON form (these field names) is the document the management API stores and
-// answers (proto coffer.admin.v1.Site mirrors it field for field, so protojson of
-// the message and this struct's JSON are the same document).
+// Its JSON form (these field names) is the document the server stores and that
+// `coffer admin sites create --file` reads. The management API's message,
+// coffer.admin.v1.Site, uses the same names (one document format for people), but
+// rpcapi converts between the two field by field.
 type Site struct {
 	// ID names the site within its tenant: [a-z0-9-], 1..63 characters.
 	ID string `json:"id"`

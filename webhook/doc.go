@@ -58,4 +58,12 @@
 // anywhere) and ignores proxy settings. Other outbound calls that users can aim
 // (tenants' JWKS, sites' purge webhooks and S3 origins) go through the same
 // guard's transport.
+//
+// # What it depends on
+//
+// The domain (coffer) and the metadata store's Outbox contract (meta), nothing
+// more: no face, no service, no store driver, cache or metrics
+// (TestWebhookDependsOnOutboxOnly). The layers above wire it in (app starts the
+// dispatcher, metrics reads its counters), and every caller that dials a URL a user
+// chose can take the guard without pulling in the rest.
 package webhook

@@ -46,7 +46,7 @@ func errorAnswer(r *http.Request, err error) (int, string) {
 		return status, msg
 	}
 	status := httpserve.StatusOf(err)
-	msg := coffer.ErrorMessage(err)
+	msg := message(err)
 	// A full image queue is load shedding and a quota the client's upload would pass
 	// is the client's error (507): the service warns about both, rate-limited.
 	if status >= 500 && !errors.Is(err, imaging.ErrBusy) && coffer.ErrorCode(err) != coffer.EQUOTA {

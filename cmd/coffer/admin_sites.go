@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -12,8 +11,8 @@ import (
 	"github.com/coffer/coffer"
 	adminv1 "github.com/coffer/coffer/proto/gen/coffer/admin/v1"
 	"github.com/coffer/coffer/proto/gen/coffer/admin/v1/adminv1connect"
+	"github.com/coffer/coffer/rpcapi"
 	"github.com/coffer/coffer/site"
-	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // sites is SiteService's client, with the admin credentials.
@@ -97,7 +96,7 @@ func siteWriteCmd(c *adminConfig, verb string) *cobra.Command {
 
 // readSite reads a site document ("-": standard input), at most 1 MiB. It is
 // checked as the server checks it (site.Parse), which also accepts durations in
-// Go's form ("1h", "90m") and writes them in protobuf's ("3600s") for the wire.
+// Go's form ("1h", "90m"), and converted to the message field for field.
 func readSite(name string) (*adminv1.Site, error) {
 	b, err := readInput(name, "a site document")
 	if err != nil {
@@ -107,14 +106,7 @@ func readSite(name string) (*adminv1.Site, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %s", name, coffer.ErrorMessage(err))
 	}
-	if b, err = json.Marshal(doc); err != nil {
-		return nil, err
-	}
-	s := &adminv1.Site{}
-	if err := protojson.Unmarshal(b, s); err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	return s, nil
+	return rpcapi.SiteMessage(doc), nil
 }
 
 // sitePurgeCmd is `sites purge ID [--path P]... [--prefix P]... [--tag T]...`.

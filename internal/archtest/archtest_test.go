@@ -26,3 +26,13 @@ func TestChainsTo(t *testing.T) {
 		t.Errorf("chains %q to packages nobody imports", got)
 	}
 }
+
+// allows takes exact paths and "/..." trees.
+func TestAllows(t *testing.T) {
+	allowed := []string{"a/b", "x/..."}
+	for p, want := range map[string]bool{"a/b": true, "a/b/c": false, "a": false, "x": true, "x/y/z": true, "xy": false} {
+		if got := allows(allowed, p); got != want {
+			t.Errorf("allows(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
