@@ -421,3 +421,27 @@ func TestCacheControlSharedOptIn(t *testing.T) {
 		}
 	}
 }
+
+// Accept-Ranges is sent on 200 answers only, as hasura-storage sends it (its
+// GetFile200 and GetFileMetadataHeaders200 headers have it, GetFile206's not): a 206
+// (one range or several, direct or presigned, GET or HEAD) carries none.
+func TestCompatAcceptRangesOn200Only(t *testing.T) {
+	e := newEnv(t)
+	f := e.uploadOne("default", "r.txt", []byte("0123456789abcdef"))
+	for _, p := range e.servedPaths(f.ID) {
+		for _, m := range []string{"GET", "HEAD"} {
+			resp := e.do(m, p, nil, true)
+			mustStatus(t, resp, http.StatusOK, nil)
+			if got := resp.Header.Get("Accept-Ranges"); got != "bytes" {
+				t.Errorf("%s %s 200: Accept-Ranges %q, want bytes", m, short(p), got)
+			}
+			for _, rg := range []string{"bytes=0-3", "bytes=0-1,4-5"} {
+				resp = e.do(m, p, nil, true, "Range", rg)
+				mustStatus(t, resp, http.StatusPartialContent, nil)
+				if got, ok := resp.Header["Accept-Ranges"]; ok {
+					t.Errorf("%s %s %s 206: Accept-Ranges %q, want none", m, short(p), rg, got)
+				}
+			}
+		}
+	}
+}

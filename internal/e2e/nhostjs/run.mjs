@@ -333,6 +333,7 @@ async function v4Cases(mode) {
     eq(res.headers.get('content-length'), String(inBucket.bytes.length), 'Content-Length');
     deepEq(contentDisposition(res.headers.get('content-disposition')), { type: 'inline', filename: inBucket.name }, 'Content-Disposition');
     ok(!Number.isNaN(Date.parse(res.headers.get('last-modified'))), `Last-Modified ${res.headers.get('last-modified')}`);
+    eq(res.headers.get('accept-ranges'), 'bytes', 'Accept-Ranges');
   });
 
   await test(`${p} getFile with Range: bytes=0-4 answers 206`, async () => {
@@ -341,6 +342,7 @@ async function v4Cases(mode) {
     eq(res.status, 206, 'status');
     bytesEq(await blobBytes(res.body), inBucket.bytes.subarray(0, 5), 'bytes');
     eq(res.headers.get('content-range'), `bytes 0-4/${inBucket.bytes.length}`, 'Content-Range');
+    eq(res.headers.get('accept-ranges'), null, 'Accept-Ranges (hasura-storage sends it on 200 only)');
   });
 
   await test(`${p} getFile with If-None-Match: <etag> answers 304 (FetchError 304)`, async () => {
