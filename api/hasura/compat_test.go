@@ -445,3 +445,43 @@ func TestCompatAcceptRangesOn200Only(t *testing.T) {
 		}
 	}
 }
+
+// A HEAD answer that is an error (401, 404, 412, 416, a route's own 404 and 405)
+// carries the status and X-Error but no Content-Length or Content-Type of a body it
+// does not send, as hasura-storage's HEAD answers (GetFileMetadataHeadersdefaultResponse);
+// the same errors to GET keep theirs.
+func TestCompatHeadErrorsBare(t *testing.T) {
+	e := newEnv(t)
+	f := e.uploadOne("default", "h.txt", []byte("0123456789"))
+	cases := []struct {
+		name, path string
+		admin      bool
+		hdr        []string
+		status     int
+		xError     bool
+	}{
+		{"missing file", "/v1/files/00000000-0000-4000-8000-000000000000", true, nil, http.StatusNotFound, true},
+		{"wrong admin secret", "/v1/files/" + f.ID, false, []string{"X-Hasura-Admin-Secret", "nope"}, http.StatusUnauthorized, true},
+		{"If-Match fails", "/v1/files/" + f.ID, true, []string{"If-Match", `"other"`}, http.StatusPreconditionFailed, false},
+		{"unsatisfiable range", "/v1/files/" + f.ID, true, []string{"Range", "bytes=50-60"}, http.StatusRequestedRangeNotSatisfiable, true},
+		{"no such route", "/v1/nowhere", true, nil, http.StatusNotFound, true},
+		{"bad transformation", "/v1/files/" + f.ID + "?w=abc", true, nil, http.StatusBadRequest, true},
+	}
+	for _, c := range cases {
+		resp := e.do("HEAD", c.path, nil, c.admin, c.hdr...)
+		mustStatus(t, resp, c.status, nil)
+		for _, k := range []string{"Content-Length", "Content-Type"} {
+			if v, ok := resp.Header[k]; ok {
+				t.Errorf("HEAD %s (%d): %s %q, want none", c.name, c.status, k, v)
+			}
+		}
+		if (resp.Header.Get("X-Error") != "") != c.xError {
+			t.Errorf("HEAD %s (%d): X-Error %q", c.name, c.status, resp.Header.Get("X-Error"))
+		}
+		resp = e.do("GET", c.path, nil, c.admin, c.hdr...)
+		body := mustStatus(t, resp, c.status, nil)
+		if resp.Header.Get("Content-Length") != fmt.Sprint(len(body)) {
+			t.Errorf("GET %s (%d): Content-Length %q for %d bytes", c.name, c.status, resp.Header.Get("Content-Length"), len(body))
+		}
+	}
+}

@@ -130,6 +130,45 @@ func sanitizeHeader(s string) string {
 
 // Refuse implements api.Refuser: a request refused in front of the faces (the tenant
 // router's unknown host, suspended tenant, rate limit) gets this face's error body.
-func (h *Handler) Refuse(w http.ResponseWriter, _ *http.Request, err error) {
-	writeErrorStatus(w, httpserve.StatusOf(err), coffer.ErrorMessage(err))
+func (h *Handler) Refuse(w http.ResponseWriter, r *http.Request, err error) {
+	writeErrorStatus(headOf(w, r), httpserve.StatusOf(err), coffer.ErrorMessage(err))
 }
+
+// headOf returns the writer to answer r with: w, or for a HEAD request w wrapped in
+// headErrors.
+func headOf(w http.ResponseWriter, r *http.Request) http.ResponseWriter {
+	if r.Method != http.MethodHead {
+		return w
+	}
+	return &headErrors{ResponseWriter: w}
+}
+
+// headErrors answers a HEAD request's errors (status >= 400) as hasura-storage does
+// (GetFileMetadataHeadersdefaultResponse): the status and X-Error, without the
+// Content-Length and Content-Type of the body HEAD does not send. It drops them when
+// the status is written and discards the body after it, which net/http would
+// otherwise measure and sniff to add them back. Other answers pass through.
+type headErrors struct {
+	http.ResponseWriter
+	bare bool // an error status is written: no body follows
+}
+
+func (h *headErrors) WriteHeader(code int) {
+	if code >= 400 && !h.bare {
+		h.bare = true
+		hd := h.Header()
+		hd.Del("Content-Length")
+		hd.Del("Content-Type")
+	}
+	h.ResponseWriter.WriteHeader(code)
+}
+
+func (h *headErrors) Write(p []byte) (int, error) {
+	if h.bare {
+		return len(p), nil
+	}
+	return h.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (h *headErrors) Unwrap() http.ResponseWriter { return h.ResponseWriter }

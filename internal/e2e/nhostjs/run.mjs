@@ -397,6 +397,13 @@ async function v4Cases(mode) {
     ok(typeof e.body?.error?.message === 'string' && e.body.error.message !== '', `body ${JSON.stringify(e.body)} has no error.message`);
   });
 
+  await test(`${p} getFileMetadataHeaders of a missing file: FetchError 404, X-Error, no Content-Length or Content-Type`, async () => {
+    const e = await expectFetchError(() => storage.getFileMetadataHeaders(randomUUID()), [404], 'getFileMetadataHeaders');
+    eq(e.headers?.get('x-error'), 'file not found', 'X-Error');
+    eq(e.headers?.get('content-length'), null, 'Content-Length');
+    eq(e.headers?.get('content-type'), null, 'Content-Type');
+  });
+
   await test(`${p} getVersion`, async () => {
     const res = await call(() => storage.getVersion(), 'getVersion');
     eq(res.status, 200, 'status');
