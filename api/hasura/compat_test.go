@@ -378,7 +378,9 @@ func TestCompatErrorBody(t *testing.T) {
 	}
 	mp, ctype := multipartBody(part{field: "bucket-id", body: []byte("nope")}, part{field: "file[]", filename: "a", body: []byte("a")})
 	raw := mustStatus(t, e.do("POST", "/v1/files", mp, true, "Content-Type", ctype), http.StatusNotFound, nil)
-	if !strings.Contains(string(raw), `"message":"bucket not found"`) || !strings.Contains(string(raw), `"processedFiles":[]`) {
+	// hasura-storage's UploadFiles answers a failed bucket lookup with the nil list its
+	// upload returned: "processedFiles":null.
+	if string(raw) != `{"error":{"data":null,"message":"bucket not found"},"processedFiles":null}`+"\n" {
 		t.Fatalf("upload to a missing bucket answered %s", raw)
 	}
 }
@@ -483,5 +485,40 @@ func TestCompatHeadErrorsBare(t *testing.T) {
 		if resp.Header.Get("Content-Length") != fmt.Sprint(len(body)) {
 			t.Errorf("GET %s (%d): Content-Length %q for %d bytes", c.name, c.status, resp.Header.Get("Content-Length"), len(body))
 		}
+	}
+}
+
+// The 403 and 404 of an upload carry no X-Error (hasura-storage answers its upload
+// step's failures with UploadFilesdefaultJSONResponse, which sets none), the other
+// routes' keep it, and so does an upload's 400.
+func TestCompatUploadErrorsWithoutXError(t *testing.T) {
+	e := newEnv(t, envOptions{jwtSecret: jwtConfig, rules: `{"rules":[{"role":"user","buckets":["default"],"read":{}}]}`})
+	user := []string{"Authorization", "Bearer " + token(t, "user", "alice")}
+	mp, ctype := multipartBody(part{field: "file[]", filename: "a", body: []byte("a")})
+	resp := e.doAs("POST", "/v1/files", mp, user, "Content-Type", ctype)
+	mustStatus(t, resp, http.StatusForbidden, nil)
+	if v, ok := resp.Header["X-Error"]; ok {
+		t.Errorf("upload 403: X-Error %q, want none", v)
+	}
+	mp, ctype = multipartBody(part{field: "bucket-id", body: []byte("nope")}, part{field: "file[]", filename: "a", body: []byte("a")})
+	resp = e.do("POST", "/v1/files", mp, true, "Content-Type", ctype)
+	mustStatus(t, resp, http.StatusNotFound, nil)
+	if v, ok := resp.Header["X-Error"]; ok {
+		t.Errorf("upload 404: X-Error %q, want none", v)
+	}
+	resp = e.do("POST", "/v1/files", strings.NewReader("x"), true, "Content-Type", "text/plain")
+	mustStatus(t, resp, http.StatusBadRequest, nil)
+	if resp.Header.Get("X-Error") == "" {
+		t.Error("upload 400 without X-Error")
+	}
+	resp = e.doAs("GET", "/v1/ops/virus-rejections", nil, user)
+	mustStatus(t, resp, http.StatusForbidden, nil)
+	if resp.Header.Get("X-Error") == "" {
+		t.Error("ops 403 without X-Error")
+	}
+	resp = e.doAs("GET", "/v1/files/00000000-0000-4000-8000-000000000000", nil, user)
+	mustStatus(t, resp, http.StatusNotFound, nil)
+	if resp.Header.Get("X-Error") != "file not found" {
+		t.Errorf("download 404: X-Error %q", resp.Header.Get("X-Error"))
 	}
 }

@@ -10,10 +10,11 @@ import (
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/internal/httpserve"
+	"github.com/coffer/coffer/service"
 )
 
 // ErrorBody is the JSON shape of every error response (hasura-storage's): data is
-// null, as there for every error but a virus.
+// null, as there for every error but a virus (errorData).
 type ErrorBody struct {
 	Error ErrorDetail `json:"error"`
 }
@@ -26,7 +27,8 @@ type ErrorDetail struct {
 
 // uploadErrorBody is the shape of a failed upload's answer: hasura-storage adds the
 // files processed before the failure, which for coffer's all-or-nothing uploads is
-// always none.
+// always none: [], or null (nil) when the bucket was not found, as hasura-storage's
+// UploadFiles answers a failed bucket lookup (its upload returns a nil list then).
 type uploadErrorBody struct {
 	Error          ErrorDetail `json:"error"`
 	ProcessedFiles []any       `json:"processedFiles"`
@@ -36,7 +38,21 @@ type uploadErrorBody struct {
 // shown as "internal error".
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, msg := errorAnswer(r, err)
-	writeErrorStatus(w, status, msg)
+	writeErrorData(w, status, msg, errorData(err))
+}
+
+// errorData is the "data" of err's answer: null, but for a virus the file's name and
+// the signature, as hasura-storage's scanAndReportVirus sets them.
+func errorData(err error) json.RawMessage {
+	var v *service.VirusFound
+	if !errors.As(err, &v) {
+		return nullJSON
+	}
+	b, _ := json.Marshal(struct {
+		File  string `json:"file"`
+		Virus string `json:"virus"`
+	}{v.Name, v.Signature})
+	return b
 }
 
 // errorAnswer returns the status and client-safe message for err, logging internal
@@ -72,17 +88,31 @@ func clientFault(r *http.Request, err error) (int, string, bool) {
 	return status, msg, ok
 }
 
-// writeUploadError answers a failed upload in hasura-storage's shape.
+// writeUploadError answers a failed upload in hasura-storage's shape. Its 403 and 404
+// carry no X-Error: hasura-storage answers the failures of its upload step (the bucket
+// lookup, permissions, the virus scan) with UploadFilesdefaultJSONResponse, which
+// sets none; coffer keeps X-Error on its other failed uploads (400, 413, 415, 5xx).
 func writeUploadError(w http.ResponseWriter, r *http.Request, err error) {
 	status, msg := errorAnswer(r, err)
-	body := uploadErrorBody{Error: ErrorDetail{Data: nullJSON, Message: msg}, ProcessedFiles: []any{}}
-	w.Header().Set("X-Error", sanitizeHeader(msg))
+	body := uploadErrorBody{Error: ErrorDetail{Data: errorData(err), Message: msg}, ProcessedFiles: []any{}}
+	if coffer.ErrorCode(err) == coffer.ENOTFOUND { // an upload's only 404: the bucket
+		body.ProcessedFiles = nil
+	}
+	if status != http.StatusForbidden && status != http.StatusNotFound {
+		w.Header().Set("X-Error", sanitizeHeader(msg))
+	}
 	writeJSON(w, status, body)
 }
 
 var nullJSON = json.RawMessage("null")
 
+// writeErrorStatus answers status with msg and null data: the face's
+// httpserve.ErrorEncoder.
 func writeErrorStatus(w http.ResponseWriter, status int, msg string) {
+	writeErrorData(w, status, msg, nullJSON)
+}
+
+func writeErrorData(w http.ResponseWriter, status int, msg string, data json.RawMessage) {
 	h := w.Header()
 	for _, k := range []string{"Etag", "Last-Modified", "Cache-Control", "Content-Disposition", "Content-Encoding", "Accept-Ranges"} {
 		h.Del(k)
@@ -92,7 +122,7 @@ func writeErrorStatus(w http.ResponseWriter, status int, msg string) {
 	}
 	h.Set("Content-Type", "application/json")
 	h.Set("X-Error", sanitizeHeader(msg))
-	body := ErrorBody{Error: ErrorDetail{Data: nullJSON, Message: msg}}
+	body := ErrorBody{Error: ErrorDetail{Data: data, Message: msg}}
 	b, _ := json.Marshal(body)
 	h.Set("Content-Length", itoa(len(b)+1))
 	w.WriteHeader(status)

@@ -404,6 +404,14 @@ async function v4Cases(mode) {
     eq(e.headers?.get('content-type'), null, 'Content-Type');
   });
 
+  await test(`${p} uploadFiles to a missing bucket: FetchError 404, processedFiles null, no X-Error`, async () => {
+    const f = textFile('v4 no bucket');
+    const e = await expectFetchError(() => storage.uploadFiles({ 'bucket-id': `missing-${randomUUID().slice(0, 8)}`, 'file[]': [new File([f.bytes], f.name, { type: f.mimeType })] }), [404], 'uploadFiles');
+    eq(e.body?.error?.message, 'bucket not found', 'error.message');
+    ok('processedFiles' in (e.body ?? {}) && e.body.processedFiles === null, `processedFiles in ${JSON.stringify(e.body)}, want null`);
+    eq(e.headers?.get('x-error'), null, 'X-Error');
+  });
+
   await test(`${p} getVersion`, async () => {
     const res = await call(() => storage.getVersion(), 'getVersion');
     eq(res.status, 200, 'status');
@@ -413,7 +421,9 @@ async function v4Cases(mode) {
   if (mode.name === 'user') {
     await test(`${p} uploadFiles to a bucket the role may not write ("${lockedBucket}"): FetchError 403`, async () => {
       const f = textFile('v4 locked');
-      await expectFetchError(() => storage.uploadFiles({ 'bucket-id': lockedBucket, 'file[]': [new File([f.bytes], f.name, { type: f.mimeType })] }), [403], 'uploadFiles');
+      const e = await expectFetchError(() => storage.uploadFiles({ 'bucket-id': lockedBucket, 'file[]': [new File([f.bytes], f.name, { type: f.mimeType })] }), [403], 'uploadFiles');
+      eq(e.headers?.get('x-error'), null, 'X-Error (hasura-storage sends none on an upload\'s 403)');
+      deepEq(e.body?.processedFiles, [], 'processedFiles');
     });
     await test(`${p} getFile of a file another identity uploaded: FetchError 404`, async () => {
       const admin = v4Client(modes[0]).storage;
