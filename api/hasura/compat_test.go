@@ -522,3 +522,18 @@ func TestCompatUploadErrorsWithoutXError(t *testing.T) {
 		t.Errorf("download 404: X-Error %q", resp.Header.Get("X-Error"))
 	}
 }
+
+// The sandbox policy of active types is Nhost storage's, word for word.
+func TestCompatSandboxCSP(t *testing.T) {
+	e := newEnv(t)
+	f := e.uploadTyped("default", "p.html", "text/html", "<html><script>x</script></html>")
+	for _, p := range e.servedPaths(f.ID) {
+		for _, m := range []string{"GET", "HEAD"} {
+			resp := e.do(m, p, nil, true)
+			mustStatus(t, resp, http.StatusOK, nil)
+			if got := resp.Header.Values("Content-Security-Policy"); len(got) != 1 || got[0] != "default-src 'none'; sandbox" {
+				t.Errorf("%s %s: Content-Security-Policy %q", m, short(p), got)
+			}
+		}
+	}
+}
