@@ -61,13 +61,14 @@ func PassiveType(mt string) bool {
 	return typ == "image" || typ == "audio" || typ == "video" || typ == "font"
 }
 
-// SandboxCSP is the Content-Security-Policy of a user's file served inline whose type
-// is not passive (PassiveType): the document gets an opaque origin and runs no
-// script, plugin or form (sandbox), loads nothing (default-src 'none') but inline
-// styles and data: images, so HTML and SVG still display as they look. The /v1 face
-// sends it with every such file, a site with every such file of a bucket that roles
-// other than the admin may write (README "Content types and inline serving").
-const SandboxCSP = "sandbox; default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+// SandboxCSP is the Content-Security-Policy of a user's file whose type is not
+// passive (PassiveType): the document gets an opaque origin and runs no script,
+// plugin or form (sandbox) and loads nothing, not even inline styles or data: images
+// (default-src 'none'). It is the value Nhost's storage sends (its securityheaders
+// middleware), word for word. The /v1 face sends it with every such file, a site
+// with every such file of a bucket that roles other than the admin may write
+// (README "Content types and inline serving").
+const SandboxCSP = "default-src 'none'; sandbox"
 
 // StoredType picks the stored MIME type from the declared one and the type sniffed from
 // the first 512 bytes (README "Content types and inline serving"):

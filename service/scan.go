@@ -132,9 +132,20 @@ func (t *scanTee) close() {
 	}
 }
 
+// VirusFound is the cause (errors.As) of the EFORBIDDEN error of an upload or replace
+// the virus scanner refused, for a face that reports the file and the signature in
+// its own shape.
+type VirusFound struct {
+	Name      string // the file's name as far as known when it was scanned (Upload.origin)
+	Signature string // the scanner's name for what it found
+}
+
+func (v *VirusFound) Error() string { return "infected with " + v.Signature }
+
 // scanVerdict waits for the scan's verdict on an upload of size bytes (read so far):
 // nil if clean (or unscanned, failing open), EFORBIDDEN "virus found: <signature>"
-// after recording the refusal, else EUNAVAILABLE (ETOOLARGE past the scanner's limit).
+// (caused by a *VirusFound) after recording the refusal, else EUNAVAILABLE (ETOOLARGE
+// past the scanner's limit).
 func (s *Service) scanVerdict(ctx context.Context, t *scanTee, b *coffer.Bucket, o origin, size int64) error {
 	if t == nil {
 		return nil
@@ -147,7 +158,9 @@ func (s *Service) scanVerdict(ctx context.Context, t *scanTee, b *coffer.Bucket,
 	switch {
 	case err == nil && v.Infected:
 		s.recordRejection(ctx, b, o, v.Signature, size)
-		return coffer.Errorf(coffer.EFORBIDDEN, "virus found: %s", v.Signature)
+		e := coffer.Errorf(coffer.EFORBIDDEN, "virus found: %s", v.Signature)
+		e.Err = &VirusFound{Name: o.name, Signature: v.Signature}
+		return e
 	case err == nil:
 		return nil
 	case t.failOpen:

@@ -378,7 +378,9 @@ func TestCompatErrorBody(t *testing.T) {
 	}
 	mp, ctype := multipartBody(part{field: "bucket-id", body: []byte("nope")}, part{field: "file[]", filename: "a", body: []byte("a")})
 	raw := mustStatus(t, e.do("POST", "/v1/files", mp, true, "Content-Type", ctype), http.StatusNotFound, nil)
-	if !strings.Contains(string(raw), `"message":"bucket not found"`) || !strings.Contains(string(raw), `"processedFiles":[]`) {
+	// hasura-storage's UploadFiles answers a failed bucket lookup with the nil list its
+	// upload returned: "processedFiles":null.
+	if string(raw) != `{"error":{"data":null,"message":"bucket not found"},"processedFiles":null}`+"\n" {
 		t.Fatalf("upload to a missing bucket answered %s", raw)
 	}
 }
@@ -418,6 +420,120 @@ func TestCacheControlSharedOptIn(t *testing.T) {
 		cc, sc := resp.Header.Get("Cache-Control"), resp.Header.Get("Surrogate-Control")
 		if strings.HasPrefix(cc, "private") == shared || !strings.Contains(cc, "max-age=") || (sc == cc) != shared {
 			t.Errorf("shared=%v: presigned Cache-Control %q, Surrogate-Control %q", shared, cc, sc)
+		}
+	}
+}
+
+// Accept-Ranges is sent on 200 answers only, as hasura-storage sends it (its
+// GetFile200 and GetFileMetadataHeaders200 headers have it, GetFile206's not): a 206
+// (one range or several, direct or presigned, GET or HEAD) carries none.
+func TestCompatAcceptRangesOn200Only(t *testing.T) {
+	e := newEnv(t)
+	f := e.uploadOne("default", "r.txt", []byte("0123456789abcdef"))
+	for _, p := range e.servedPaths(f.ID) {
+		for _, m := range []string{"GET", "HEAD"} {
+			resp := e.do(m, p, nil, true)
+			mustStatus(t, resp, http.StatusOK, nil)
+			if got := resp.Header.Get("Accept-Ranges"); got != "bytes" {
+				t.Errorf("%s %s 200: Accept-Ranges %q, want bytes", m, short(p), got)
+			}
+			for _, rg := range []string{"bytes=0-3", "bytes=0-1,4-5"} {
+				resp = e.do(m, p, nil, true, "Range", rg)
+				mustStatus(t, resp, http.StatusPartialContent, nil)
+				if got, ok := resp.Header["Accept-Ranges"]; ok {
+					t.Errorf("%s %s %s 206: Accept-Ranges %q, want none", m, short(p), rg, got)
+				}
+			}
+		}
+	}
+}
+
+// A HEAD answer that is an error (401, 404, 412, 416, a route's own 404 and 405)
+// carries the status and X-Error but no Content-Length or Content-Type of a body it
+// does not send, as hasura-storage's HEAD answers (GetFileMetadataHeadersdefaultResponse);
+// the same errors to GET keep theirs.
+func TestCompatHeadErrorsBare(t *testing.T) {
+	e := newEnv(t)
+	f := e.uploadOne("default", "h.txt", []byte("0123456789"))
+	cases := []struct {
+		name, path string
+		admin      bool
+		hdr        []string
+		status     int
+		xError     bool
+	}{
+		{"missing file", "/v1/files/00000000-0000-4000-8000-000000000000", true, nil, http.StatusNotFound, true},
+		{"wrong admin secret", "/v1/files/" + f.ID, false, []string{"X-Hasura-Admin-Secret", "nope"}, http.StatusUnauthorized, true},
+		{"If-Match fails", "/v1/files/" + f.ID, true, []string{"If-Match", `"other"`}, http.StatusPreconditionFailed, false},
+		{"unsatisfiable range", "/v1/files/" + f.ID, true, []string{"Range", "bytes=50-60"}, http.StatusRequestedRangeNotSatisfiable, true},
+		{"no such route", "/v1/nowhere", true, nil, http.StatusNotFound, true},
+		{"bad transformation", "/v1/files/" + f.ID + "?w=abc", true, nil, http.StatusBadRequest, true},
+	}
+	for _, c := range cases {
+		resp := e.do("HEAD", c.path, nil, c.admin, c.hdr...)
+		mustStatus(t, resp, c.status, nil)
+		for _, k := range []string{"Content-Length", "Content-Type"} {
+			if v, ok := resp.Header[k]; ok {
+				t.Errorf("HEAD %s (%d): %s %q, want none", c.name, c.status, k, v)
+			}
+		}
+		if (resp.Header.Get("X-Error") != "") != c.xError {
+			t.Errorf("HEAD %s (%d): X-Error %q", c.name, c.status, resp.Header.Get("X-Error"))
+		}
+		resp = e.do("GET", c.path, nil, c.admin, c.hdr...)
+		body := mustStatus(t, resp, c.status, nil)
+		if resp.Header.Get("Content-Length") != fmt.Sprint(len(body)) {
+			t.Errorf("GET %s (%d): Content-Length %q for %d bytes", c.name, c.status, resp.Header.Get("Content-Length"), len(body))
+		}
+	}
+}
+
+// The 403 and 404 of an upload carry no X-Error (hasura-storage answers its upload
+// step's failures with UploadFilesdefaultJSONResponse, which sets none), the other
+// routes' keep it, and so does an upload's 400.
+func TestCompatUploadErrorsWithoutXError(t *testing.T) {
+	e := newEnv(t, envOptions{jwtSecret: jwtConfig, rules: `{"rules":[{"role":"user","buckets":["default"],"read":{}}]}`})
+	user := []string{"Authorization", "Bearer " + token(t, "user", "alice")}
+	mp, ctype := multipartBody(part{field: "file[]", filename: "a", body: []byte("a")})
+	resp := e.doAs("POST", "/v1/files", mp, user, "Content-Type", ctype)
+	mustStatus(t, resp, http.StatusForbidden, nil)
+	if v, ok := resp.Header["X-Error"]; ok {
+		t.Errorf("upload 403: X-Error %q, want none", v)
+	}
+	mp, ctype = multipartBody(part{field: "bucket-id", body: []byte("nope")}, part{field: "file[]", filename: "a", body: []byte("a")})
+	resp = e.do("POST", "/v1/files", mp, true, "Content-Type", ctype)
+	mustStatus(t, resp, http.StatusNotFound, nil)
+	if v, ok := resp.Header["X-Error"]; ok {
+		t.Errorf("upload 404: X-Error %q, want none", v)
+	}
+	resp = e.do("POST", "/v1/files", strings.NewReader("x"), true, "Content-Type", "text/plain")
+	mustStatus(t, resp, http.StatusBadRequest, nil)
+	if resp.Header.Get("X-Error") == "" {
+		t.Error("upload 400 without X-Error")
+	}
+	resp = e.doAs("GET", "/v1/ops/virus-rejections", nil, user)
+	mustStatus(t, resp, http.StatusForbidden, nil)
+	if resp.Header.Get("X-Error") == "" {
+		t.Error("ops 403 without X-Error")
+	}
+	resp = e.doAs("GET", "/v1/files/00000000-0000-4000-8000-000000000000", nil, user)
+	mustStatus(t, resp, http.StatusNotFound, nil)
+	if resp.Header.Get("X-Error") != "file not found" {
+		t.Errorf("download 404: X-Error %q", resp.Header.Get("X-Error"))
+	}
+}
+
+// The sandbox policy of active types is Nhost storage's, word for word.
+func TestCompatSandboxCSP(t *testing.T) {
+	e := newEnv(t)
+	f := e.uploadTyped("default", "p.html", "text/html", "<html><script>x</script></html>")
+	for _, p := range e.servedPaths(f.ID) {
+		for _, m := range []string{"GET", "HEAD"} {
+			resp := e.do(m, p, nil, true)
+			mustStatus(t, resp, http.StatusOK, nil)
+			if got := resp.Header.Values("Content-Security-Policy"); len(got) != 1 || got[0] != "default-src 'none'; sandbox" {
+				t.Errorf("%s %s: Content-Security-Policy %q", m, short(p), got)
+			}
 		}
 	}
 }

@@ -149,10 +149,14 @@ func newJSONErrors(w http.ResponseWriter) jsonErrors {
 	return jsonErrors{httpserve.ErrorWriter{ResponseWriter: w, Encode: writeErrorStatus}}
 }
 
-// WriteHeader applies hasura-storage's headers to 304 and 412, and lets
+// WriteHeader applies hasura-storage's headers to 206, 304 and 412, and lets
 // httpserve.ErrorWriter answer other errors as JSON.
 func (j *jsonErrors) WriteHeader(code int) {
 	switch {
+	case code == http.StatusPartialContent:
+		// hasura-storage sends Accept-Ranges on 200 only (its GetFile206ResponseHeaders
+		// have none); http.ServeContent sets it on every answer it serves.
+		j.Header().Del("Accept-Ranges")
 	case code == http.StatusNotModified: // hasura-storage: validators and caching only
 		h := j.Header()
 		for k := range notModifiedDrops {

@@ -105,6 +105,8 @@ var fastStreams = map[string]string{
 	"bad JWT":            "GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer x.y.z\r\n\r\n",
 	"two Authorization":  "GET /v1/files/{priv} HTTP/1.1\r\nHost: a\r\nAuthorization: {alice}\r\nAuthorization: {alice}\r\n\r\n",
 	"missing file":       "GET /v1/files/00000000-0000-0000-0000-000000000000 HTTP/1.1\r\nHost: a\r\n\r\n",
+	"HEAD, missing file": "HEAD /v1/files/00000000-0000-0000-0000-000000000000 HTTP/1.1\r\nHost: a\r\n\r\n",
+	"range, then HEAD":   "GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nRange: bytes=0-9\r\n\r\nHEAD /v1/files/{pub} HTTP/1.1\r\nHost: a\r\n\r\n",
 	"pipelined, then range, then fast": "GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\n\r\n" +
 		"GET /v1/files/{pub} HTTP/1.1\r\nHost: a\r\nRange: bytes=10-19\r\n\r\n" +
 		"GET /v1/files/{html} HTTP/1.1\r\nHost: a\r\n\r\n",

@@ -88,8 +88,11 @@ func New(cfg Config, svc Service, authn *auth.Authenticator, signer *auth.Signer
 	return h, nil
 }
 
-// ServeHTTP serves r through the face's httpserve.Frame.
-func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.frame.ServeHTTP(w, r) }
+// ServeHTTP serves r through the face's httpserve.Frame; a HEAD request's error
+// answers go out bare (headErrors).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.frame.ServeHTTP(headOf(w, r), r)
+}
 
 // Prefixes are the paths the face answers on the port it shares with other faces
 // (api.Router, where it is also the fallback): the /v1 API, the health check and the

@@ -77,11 +77,18 @@ func TestVirusScanUploadAndReplace(t *testing.T) {
 	body, ctype := multipartBody(part{field: "bucket-id", body: []byte("default")},
 		part{field: "metadata[]", body: []byte(`{"id":"` + givenID + `","name":"docs/eicar.com"}`)},
 		part{field: "file[]", filename: "upload.bin", body: []byte(clamdtest.EICAR)})
-	if msg := mustError(t, e.doAs("POST", "/v1/files", body, user, "Content-Type", ctype), http.StatusForbidden); msg != wantVirus {
-		t.Fatalf("message %q, want %q", msg, wantVirus)
+	// hasura-storage's body: the file's name and the signature in data; an upload's
+	// 403 has no X-Error.
+	resp := e.doAs("POST", "/v1/files", body, user, "Content-Type", ctype)
+	raw := mustStatus(t, resp, http.StatusForbidden, nil)
+	if want := `{"error":{"data":{"file":"docs/eicar.com","virus":"` + clamdtest.Signature + `"},"message":"` + wantVirus + `"},"processedFiles":[]}` + "\n"; string(raw) != want {
+		t.Fatalf("upload answered %s, want %s", raw, want)
+	}
+	if v, ok := resp.Header["X-Error"]; ok {
+		t.Fatalf("upload 403 with X-Error %q", v)
 	}
 	mustError(t, e.do("GET", "/v1/files/"+givenID, nil, true), http.StatusNotFound)
-	resp := e.upload(true, part{field: "bucket-id", body: []byte("default")},
+	resp = e.upload(true, part{field: "bucket-id", body: []byte("default")},
 		part{field: "file[]", filename: "ok.txt", body: []byte("fine")},
 		part{field: "file[]", filename: "second.com", body: []byte(clamdtest.EICAR)})
 	if msg := mustError(t, resp, http.StatusForbidden); msg != wantVirus {
@@ -97,8 +104,13 @@ func TestVirusScanUploadAndReplace(t *testing.T) {
 
 	// Replacing with EICAR is refused and keeps the old contents.
 	body, ctype = multipartBody(part{field: "file", filename: "x.com", body: []byte(clamdtest.EICAR)})
-	if msg := mustError(t, e.do("PUT", "/v1/files/"+clean.ID, body, true, "Content-Type", ctype), http.StatusForbidden); msg != wantVirus {
-		t.Fatalf("replace: message %q", msg)
+	resp = e.do("PUT", "/v1/files/"+clean.ID, body, true, "Content-Type", ctype)
+	raw = mustStatus(t, resp, http.StatusForbidden, nil)
+	if want := `{"error":{"data":{"file":"clean.txt","virus":"` + clamdtest.Signature + `"},"message":"` + wantVirus + `"}}` + "\n"; string(raw) != want {
+		t.Fatalf("replace answered %s, want %s", raw, want)
+	}
+	if resp.Header.Get("X-Error") != wantVirus {
+		t.Fatalf("replace: X-Error %q", resp.Header.Get("X-Error"))
 	}
 	if got := mustStatus(t, e.do("GET", "/v1/files/"+clean.ID, nil, true), http.StatusOK, nil); string(got) != "hello, clean world" {
 		t.Fatalf("after a refused replace the file reads %q", got)

@@ -13,7 +13,8 @@ import (
 )
 
 // TestVirusScanE2E: the built binary, given --clamav-addr (env), says so at start,
-// refuses EICAR with 403 and stores clean files.
+// refuses EICAR with 403 and hasura-storage's data (the file's name and the
+// signature), and stores clean files.
 func TestVirusScanE2E(t *testing.T) {
 	addr := clamdtest.Addr(t)
 	p := launch(t, "COFFER_DATA_DIR="+t.TempDir(), "COFFER_CLAMAV_ADDR="+addr, "COFFER_LOG_LEVEL=info")
@@ -24,6 +25,9 @@ func TestVirusScanE2E(t *testing.T) {
 	_, err := p.uploadStream(context.Background(), "eicar.com", strings.NewReader(clamdtest.EICAR))
 	if err == nil || !strings.Contains(err.Error(), "403") || !strings.Contains(err.Error(), "virus found: "+clamdtest.Signature) {
 		t.Fatalf("EICAR upload: %v", err)
+	}
+	if want := `"data":{"file":"eicar.com","virus":"` + clamdtest.Signature + `"}`; !strings.Contains(err.Error(), want) {
+		t.Fatalf("EICAR upload: %v, want %s", err, want)
 	}
 	if _, err := p.uploadStream(context.Background(), "clean.bin", newGen(1<<20, 7)); err != nil {
 		t.Fatal(err)

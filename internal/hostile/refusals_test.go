@@ -95,10 +95,16 @@ func hasuraRefusal(a answer, want refusedAs) string {
 	return limitHeaders(a, want)
 }
 
-// headRefusal checks a HEAD's refusal: the status, no body.
+// headRefusal checks a HEAD's refusal: the status, no body, and no Content-Length
+// or Content-Type of a body it does not send (hasura-storage's HEAD errors).
 func headRefusal(a answer, want refusedAs) string {
 	if a.status != want.status || len(a.body) != 0 {
 		return fmt.Sprintf("status %d with %d body bytes, want %d without a body", a.status, len(a.body), want.status)
+	}
+	for _, k := range []string{"Content-Length", "Content-Type"} {
+		if v, ok := a.header[k]; ok {
+			return fmt.Sprintf("%s %q on a HEAD refusal", k, v)
+		}
 	}
 	return limitHeaders(a, want)
 }

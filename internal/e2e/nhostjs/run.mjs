@@ -333,6 +333,7 @@ async function v4Cases(mode) {
     eq(res.headers.get('content-length'), String(inBucket.bytes.length), 'Content-Length');
     deepEq(contentDisposition(res.headers.get('content-disposition')), { type: 'inline', filename: inBucket.name }, 'Content-Disposition');
     ok(!Number.isNaN(Date.parse(res.headers.get('last-modified'))), `Last-Modified ${res.headers.get('last-modified')}`);
+    eq(res.headers.get('accept-ranges'), 'bytes', 'Accept-Ranges');
   });
 
   await test(`${p} getFile with Range: bytes=0-4 answers 206`, async () => {
@@ -341,6 +342,7 @@ async function v4Cases(mode) {
     eq(res.status, 206, 'status');
     bytesEq(await blobBytes(res.body), inBucket.bytes.subarray(0, 5), 'bytes');
     eq(res.headers.get('content-range'), `bytes 0-4/${inBucket.bytes.length}`, 'Content-Range');
+    eq(res.headers.get('accept-ranges'), null, 'Accept-Ranges (hasura-storage sends it on 200 only)');
   });
 
   await test(`${p} getFile with If-None-Match: <etag> answers 304 (FetchError 304)`, async () => {
@@ -395,6 +397,21 @@ async function v4Cases(mode) {
     ok(typeof e.body?.error?.message === 'string' && e.body.error.message !== '', `body ${JSON.stringify(e.body)} has no error.message`);
   });
 
+  await test(`${p} getFileMetadataHeaders of a missing file: FetchError 404, X-Error, no Content-Length or Content-Type`, async () => {
+    const e = await expectFetchError(() => storage.getFileMetadataHeaders(randomUUID()), [404], 'getFileMetadataHeaders');
+    eq(e.headers?.get('x-error'), 'file not found', 'X-Error');
+    eq(e.headers?.get('content-length'), null, 'Content-Length');
+    eq(e.headers?.get('content-type'), null, 'Content-Type');
+  });
+
+  await test(`${p} uploadFiles to a missing bucket: FetchError 404, processedFiles null, no X-Error`, async () => {
+    const f = textFile('v4 no bucket');
+    const e = await expectFetchError(() => storage.uploadFiles({ 'bucket-id': `missing-${randomUUID().slice(0, 8)}`, 'file[]': [new File([f.bytes], f.name, { type: f.mimeType })] }), [404], 'uploadFiles');
+    eq(e.body?.error?.message, 'bucket not found', 'error.message');
+    ok('processedFiles' in (e.body ?? {}) && e.body.processedFiles === null, `processedFiles in ${JSON.stringify(e.body)}, want null`);
+    eq(e.headers?.get('x-error'), null, 'X-Error');
+  });
+
   await test(`${p} getVersion`, async () => {
     const res = await call(() => storage.getVersion(), 'getVersion');
     eq(res.status, 200, 'status');
@@ -404,7 +421,9 @@ async function v4Cases(mode) {
   if (mode.name === 'user') {
     await test(`${p} uploadFiles to a bucket the role may not write ("${lockedBucket}"): FetchError 403`, async () => {
       const f = textFile('v4 locked');
-      await expectFetchError(() => storage.uploadFiles({ 'bucket-id': lockedBucket, 'file[]': [new File([f.bytes], f.name, { type: f.mimeType })] }), [403], 'uploadFiles');
+      const e = await expectFetchError(() => storage.uploadFiles({ 'bucket-id': lockedBucket, 'file[]': [new File([f.bytes], f.name, { type: f.mimeType })] }), [403], 'uploadFiles');
+      eq(e.headers?.get('x-error'), null, 'X-Error (hasura-storage sends none on an upload\'s 403)');
+      deepEq(e.body?.processedFiles, [], 'processedFiles');
     });
     await test(`${p} getFile of a file another identity uploaded: FetchError 404`, async () => {
       const admin = v4Client(modes[0]).storage;
