@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/coffer/coffer/api"
-	"github.com/coffer/coffer/console"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,13 +11,13 @@ import (
 	"sync"
 
 	"github.com/coffer/coffer"
-	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/auth"
 	pgbus "github.com/coffer/coffer/bus/postgres"
+	"github.com/coffer/coffer/console"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/internal/httpserve"
-	"github.com/coffer/coffer/rpcapi"
 	"github.com/coffer/coffer/service"
+	"github.com/coffer/coffer/tenancy"
 	"github.com/coffer/coffer/virusscan"
 	"github.com/coffer/coffer/webhook"
 )
@@ -27,16 +25,16 @@ import (
 // Main is a coffer server: its stores, service, background work and listeners.
 type Main struct {
 	cfg *Config
-	// console is the web console's handler and consoleFace it in its Frame; nil
+	// console is the web console's handler and consoleFrame it in its Frame; nil
 	// with --console=false.
-	console     *console.Handler
-	consoleFace api.Face
-	parts       Parts
-	log         *slog.Logger
-	st          *stores
-	svc         *service.Service
-	http        *http.Server
-	ln          net.Listener
+	console      *console.Handler
+	consoleFrame *consoleFrame
+	parts        Parts
+	log          *slog.Logger
+	st           *stores
+	svc          *service.Service
+	http         *http.Server
+	ln           net.Listener
 	// fast answers plain HTTP/1.1 file GETs on ln and passes other connections to
 	// http; nil without --fast-path.
 	fast   *httpserve.FastServer
@@ -62,11 +60,9 @@ type Main struct {
 	// use it, their jwk_url being a tenant's setting.
 	guardTransport http.RoundTripper
 	scanner        virusscan.Scanner
-	hcfg           hasura.Config
-	rcfg           rpcapi.Config
-	rpcPrefixes    []string // the management API face's, the same for every tenant
+	faceConfig
 	// tenancy routes requests to tenants (nil without --tenants).
-	tenancy *tenancy
+	tenancy *tenancy.Runtime
 	// sites serves the sites (nil with --sites=false).
 	sites *sites
 }

@@ -27,7 +27,7 @@ import (
 // The same rule holds at every request (siteFront): if a collision is made anyway
 // (a flag changed, a site stored by an older version), the tenant wins and the
 // site does not answer on that host. A tenant created or given a host a site has
-// is refused (the store for exact hosts, checkTenantNames for wildcard names).
+// is refused (the store for exact hosts, firstSiteHost for wildcard names).
 
 // ownHosts returns the normalized hosts of the server's own addresses (public URL
 // and listen addresses), each with what reserves it.
@@ -66,7 +66,7 @@ func (st *sites) reserved(h string) string {
 		return "a loopback name (*.localhost)"
 	}
 	if tn := st.s.tenancy; tn != nil {
-		if why, ok := tn.resolver.Load().Reserved(h); ok {
+		if why, ok := tn.Resolver().Reserved(h); ok {
 			return why
 		}
 	}
@@ -84,26 +84,19 @@ func (st *sites) checkHosts(hosts []string) error {
 	return nil
 }
 
-// checkTenantNames refuses (ECONFLICT) a new tenant id whose names under the
-// tenant wildcards a site has (possible only if a wildcard was added after the
-// site was made): the site would lose them at once.
-func (tn *tenancy) checkTenantNames(ctx context.Context, id string) error {
-	st := tn.s.sites
-	if st == nil {
-		return nil
+// firstSiteHost returns the first of hosts that is a site's, "" if none, after
+// reading the other nodes' latest sites (tenancy.Deps.SiteHost: a new tenant's
+// names under the tenant wildcards).
+func (st *sites) firstSiteHost(ctx context.Context, hosts []string) (string, error) {
+	if err := st.reload(ctx); err != nil {
+		return "", err
 	}
-	if err := st.reload(ctx); err != nil { // the other nodes' latest sites
-		return err
-	}
-	m := st.hosts.Load()
-	for _, w := range tn.cfg.Wildcards {
-		h, err := tenant.NormalizeHost(id + "." + strings.TrimPrefix(w, "*."))
-		if err != nil || m == nil {
-			continue
-		}
-		if e := m.byHost[h]; e != nil {
-			return coffer.Errorf(coffer.ECONFLICT, "tenant %q would be reached as %q, which belongs to a site", id, h)
+	if m := st.hosts.Load(); m != nil {
+		for _, h := range hosts {
+			if m.byHost[h] != nil {
+				return h, nil
+			}
 		}
 	}
-	return nil
+	return "", nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/coffer/coffer/site"
 	"github.com/coffer/coffer/site/audit"
 	"github.com/coffer/coffer/site/edge"
+	"github.com/coffer/coffer/tenancy"
 	"github.com/coffer/coffer/tenant"
 )
 
@@ -99,18 +100,15 @@ type siteEntry struct {
 
 // tenantService returns the service of tenant id (the default tenant's without
 // --tenants), refusing a suspended or deleted tenant.
-func (st *sites) tenantService(ctx context.Context, id string) (*service.Service, *tenantGraph, error) {
+func (st *sites) tenantService(ctx context.Context, id string) (*service.Service, *tenancy.Graph, error) {
 	if id == coffer.DefaultTenantID || st.s.tenancy == nil {
 		return st.s.svc, nil, nil
 	}
-	g, err := st.s.tenancy.graph(ctx, id)
+	g, err := st.s.tenancy.Graph(ctx, id)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := servedState(g.tenant); err != nil {
-		return nil, nil, err
-	}
-	return g.svc, g, nil
+	return g.Service, g, nil
 }
 
 // lookup returns the site of host, nil if none.
@@ -165,7 +163,7 @@ func (f siteFront) Prefixes() []string {
 func (st *sites) requestHost(r *http.Request) string {
 	if tn := st.s.tenancy; tn != nil {
 		peer, _ := netip.ParseAddrPort(r.RemoteAddr)
-		return tn.resolver.Load().EffectiveHost(r.Host, tenant.ForwardedHost(r.Header), peer.Addr().Unmap())
+		return tn.Resolver().EffectiveHost(r.Host, tenant.ForwardedHost(r.Header), peer.Addr().Unmap())
 	}
 	return r.Host
 }
@@ -201,11 +199,11 @@ func (f siteFront) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter
 func (st *sites) serveFast(e *siteEntry, host string, req *httpserve.FastRequest, w *httpserve.FastWriter) bool {
 	svc := st.s.svc
 	if e.tenant != coffer.DefaultTenantID && st.s.tenancy != nil {
-		g := st.s.tenancy.fastGraph(e.tenant, req.Start)
+		g := st.s.tenancy.FastGraph(e.tenant, req.Start)
 		if g == nil {
 			return false
 		}
-		svc = g.svc
+		svc = g.Service
 	}
 	fs := st.frame.BeginFast(req)
 	sr := site.Request{Tenant: e.tenant, Site: e.compiled, Buckets: siteBuckets{st: st, tenant: e.tenant, svc: svc},
@@ -230,12 +228,9 @@ func (st *sites) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if g != nil {
-		g.touch(time.Now().Unix())
-		if !g.admit(w, r) {
+		var ok bool
+		if w, ok = g.Enter(w, r); !ok {
 			return
-		}
-		if g.bw != nil {
-			w = &pacedResponse{ResponseWriter: w, body: g.bw.Writer(r.Context(), w)}
 		}
 	}
 	req := site.Request{Tenant: e.tenant, Site: e.compiled, Buckets: siteBuckets{st: st, tenant: e.tenant, svc: svc},
