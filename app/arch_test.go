@@ -16,3 +16,10 @@ var wireFormats = []string{"google.golang.org/protobuf/encoding/protojson", "git
 func TestAppImportsNoWireFormat(t *testing.T) {
 	archtest.ImportsNoneOf(t, "app", wireFormats...)
 }
+
+// TestAppMeetsHasuraInFacesOnly: app builds every tenant's faces from one list
+// (faces.go), the only file that knows the hasura face; the rest of app wires
+// faces without knowing which they are.
+func TestAppMeetsHasuraInFacesOnly(t *testing.T) {
+	archtest.ImportedOnlyIn(t, "app", "github.com/coffer/coffer/api/hasura", "faces.go")
+}
