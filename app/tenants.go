@@ -88,31 +88,25 @@ func (s *Main) buildTenant(ctx context.Context, t *coffer.Tenant, cfg tenancy.Se
 }
 
 // buildTenantService builds tenant t's service over its views of the stores and
-// caches, with the server's image engine, webhooks outbox and scanner.
+// caches, with the server's image engine as one group of its workers.
 func (s *Main) buildTenantService(ctx context.Context, t *coffer.Tenant, cfg tenancy.Settings, log *slog.Logger) (*service.Service, error) {
 	tenanted, ok := s.st.base.(meta.Tenanted)
 	if !ok {
 		return nil, fmt.Errorf("metadata store does not keep tenants apart (meta.Tenanted)")
 	}
 	scoped := tenanted.ForTenant(t.ID)
-	cmeta := s.st.cache.ForIncarnation(t.ID, tenancy.Incarnation(t), scoped)
 	blobs, err := s.tenancy.Blobs(ctx, t, cfg.Storage)
 	if err != nil {
 		return nil, err
 	}
-	caches := service.Caches{Content: s.st.content.ForTenant(t.ID, blobs), Variants: s.st.variants.ForTenant(t.ID, blobs)}
-	svc, err := service.New(s.serviceConfig(), cmeta, blobs, caches, log)
+	sp := serviceSpec{meta: s.st.cache.ForIncarnation(t.ID, tenancy.Incarnation(t), scoped), blobs: blobs,
+		caches: service.Caches{Content: s.st.content.ForTenant(t.ID, blobs), Variants: s.st.variants.ForTenant(t.ID, blobs)},
+		images: tenantImages{Engine: s.images, tenant: t.ID, workers: cfg.Limits.ImageConcurrency}, log: log}
+	sp.outbox, _ = scoped.(meta.Outbox)
+	sp.rejections, _ = scoped.(meta.Rejections)
+	svc, err := s.newService(ctx, sp)
 	if err != nil {
-		return nil, err
-	}
-	svc.UseImages(tenantImages{Engine: s.images, tenant: t.ID, workers: cfg.Limits.ImageConcurrency})
-	cmeta.OnRulesChanged(func() { _ = svc.ReloadRules(context.Background()) })
-	outbox, _ := scoped.(meta.Outbox)
-	svc.SetWebhooks(service.Webhooks{Outbox: outbox, CheckURL: s.checkWebhookURL})
-	rejections, _ := scoped.(meta.Rejections)
-	svc.SetScanning(service.Scanning{Rejections: rejections, Scanner: s.scanner, FailOpen: s.cfg.ClamAV.FailOpen})
-	if err := svc.LoadRules(ctx, nil); err != nil {
-		return nil, fmt.Errorf("tenant %s: rules: %w", t.ID, err)
+		return nil, fmt.Errorf("tenant %s: %w", t.ID, err)
 	}
 	return svc, nil
 }
