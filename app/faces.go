@@ -3,7 +3,6 @@ package app
 import (
 	"log/slog"
 	"net/http"
-	"sync"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/api"
@@ -119,7 +118,8 @@ func hasuraFace(s *Main, g *graph) (api.Face, error) {
 }
 
 // rpcFace builds the management API face (Connect, gRPC, gRPC-Web): the default
-// tenant's at once, the others' on their first call (lazyFace).
+// tenant's at once, the others' on their first call: their handlers are about
+// half of a tenant's graph's memory, and most tenants never call it.
 func rpcFace(s *Main, g *graph) (api.Face, error) {
 	rcfg := s.rcfg
 	rcfg.Tenants, rcfg.PlatformSecret = g.tenants, g.platformSecret
@@ -129,7 +129,8 @@ func rpcFace(s *Main, g *graph) (api.Face, error) {
 	}
 	newRPC := func() (*rpcapi.Handler, error) { return rpcapi.New(rcfg, g.svc, g.node, g.presign, g.authn, g.log) }
 	if g.lazyRPC {
-		return &lazyFace{prefixes: s.rpcPrefixes, refuse: rpcapi.Refusal, build: func() (http.Handler, error) { return newRPC() }}, nil
+		return &api.Lazy{Paths: s.rpcPrefixes, Refusal: rpcapi.Refusal, Build: func() (http.Handler, error) { return newRPC() },
+			Unavailable: "this tenant's management API cannot be served right now"}, nil
 	}
 	h, err := newRPC()
 	if err != nil {
@@ -138,32 +139,3 @@ func rpcFace(s *Main, g *graph) (api.Face, error) {
 	s.rpcPrefixes = h.Prefixes() // the lazy faces' (the default tenant's graph is built first)
 	return h, nil
 }
-
-// lazyFace is a face built on its first request: a tenant's management API, whose
-// handlers (about half of a tenant's graph's memory) most tenants never need.
-type lazyFace struct {
-	prefixes []string
-	refuse   func(http.ResponseWriter, *http.Request, error) // the face's refusals, written without building it
-	build    func() (http.Handler, error)
-	once     sync.Once
-	h        http.Handler
-	err      error
-}
-
-var _ api.Refuser = (*lazyFace)(nil)
-
-// Prefixes implements api.Face.
-func (f *lazyFace) Prefixes() []string { return f.prefixes }
-
-// ServeHTTP implements http.Handler.
-func (f *lazyFace) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	f.once.Do(func() { f.h, f.err = f.build() })
-	if f.err != nil {
-		f.refuse(w, r, coffer.Errorf(coffer.EUNAVAILABLE, "this tenant's management API cannot be served right now"))
-		return
-	}
-	f.h.ServeHTTP(w, r)
-}
-
-// Refuse implements api.Refuser.
-func (f *lazyFace) Refuse(w http.ResponseWriter, r *http.Request, err error) { f.refuse(w, r, err) }

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 
 	"github.com/coffer/coffer"
@@ -101,7 +100,7 @@ func (s *Main) buildTenantService(ctx context.Context, t *coffer.Tenant, cfg ten
 	}
 	sp := serviceSpec{meta: s.st.cache.ForIncarnation(t.ID, tenancy.Incarnation(t), scoped), blobs: blobs,
 		caches: service.Caches{Content: s.st.content.ForTenant(t.ID, blobs), Variants: s.st.variants.ForTenant(t.ID, blobs)},
-		images: tenantImages{Engine: s.images, tenant: t.ID, workers: cfg.Limits.ImageConcurrency}, log: log}
+		images: imaging.Grouped{Engine: s.images, Group: "tenant:" + t.ID, Workers: cfg.Limits.ImageConcurrency}, log: log}
 	sp.outbox, _ = scoped.(meta.Outbox)
 	sp.rejections, _ = scoped.(meta.Rejections)
 	svc, err := s.newService(ctx, sp)
@@ -109,20 +108,6 @@ func (s *Main) buildTenantService(ctx context.Context, t *coffer.Tenant, cfg ten
 		return nil, fmt.Errorf("tenant %s: %w", t.ID, err)
 	}
 	return svc, nil
-}
-
-// tenantImages is the server's image engine as one tenant's service uses it: its
-// transformations share the worker pool as one group (imaging.WithGroup), so a
-// tenant flooding transformations leaves the others their share.
-type tenantImages struct {
-	imaging.Engine
-	tenant  string
-	workers int // the tenant's cap (settings' limits.imageConcurrency); 0: the pool's default
-}
-
-// Transform implements imaging.Engine.
-func (e tenantImages) Transform(ctx context.Context, src io.Reader, o imaging.Options) (*imaging.Result, error) {
-	return e.Engine.Transform(imaging.WithGroup(ctx, "tenant:"+e.tenant, e.workers, 0), src, o)
 }
 
 // tenantNode is a tenant's rpcapi.Node: the server's own state (caches shared by
