@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/coffer/coffer/api"
-	"github.com/coffer/coffer/console"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,14 +11,17 @@ import (
 	"sync"
 
 	"github.com/coffer/coffer"
-	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/auth"
+	"github.com/coffer/coffer/blob"
 	pgbus "github.com/coffer/coffer/bus/postgres"
+	"github.com/coffer/coffer/cache"
+	"github.com/coffer/coffer/console"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/internal/httpserve"
-	"github.com/coffer/coffer/rpcapi"
+	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/sites"
+	"github.com/coffer/coffer/tenancy"
 	"github.com/coffer/coffer/virusscan"
 	"github.com/coffer/coffer/webhook"
 )
@@ -28,16 +29,16 @@ import (
 // Main is a coffer server: its stores, service, background work and listeners.
 type Main struct {
 	cfg *Config
-	// console is the web console's handler and consoleFace it in its Frame; nil
+	// console is the web console's handler and consoleFrame it in its Frame; nil
 	// with --console=false.
-	console     *console.Handler
-	consoleFace api.Face
-	parts       Parts
-	log         *slog.Logger
-	st          *stores
-	svc         *service.Service
-	http        *http.Server
-	ln          net.Listener
+	console      *console.Handler
+	consoleFrame *consoleFrame
+	parts        Parts
+	log          *slog.Logger
+	st           *stores
+	svc          *service.Service
+	http         *http.Server
+	ln           net.Listener
 	// fast answers plain HTTP/1.1 file GETs on ln and passes other connections to
 	// http; nil without --fast-path.
 	fast   *httpserve.FastServer
@@ -63,11 +64,9 @@ type Main struct {
 	// use it, their jwk_url being a tenant's setting.
 	guardTransport http.RoundTripper
 	scanner        virusscan.Scanner
-	hcfg           hasura.Config
-	rcfg           rpcapi.Config
-	rpcPrefixes    []string // the management API face's, the same for every tenant
+	faceConfig
 	// tenancy routes requests to tenants (nil without --tenants).
-	tenancy *tenancy
+	tenancy *tenancy.Runtime
 	// sites serves the sites (nil with --sites=false).
 	sites *sites.Runtime
 }
@@ -97,48 +96,79 @@ func (s *Main) build(ctx context.Context) error {
 	if err := s.st.cacheBlobs(c, s.log); err != nil {
 		return err
 	}
-	// The default tenant's view of the blobs, with or without --tenants: its orphan
-	// sweep must never see a tenant's blobs (from this run or an earlier one).
-	blobs := s.st.blobs.ForTenant(coffer.DefaultTenantID)
-	svc, err := service.New(s.serviceConfig(), s.st.meta, blobs, service.Caches{Content: s.st.content, Variants: s.st.variants}, s.log)
-	if err != nil {
-		return err
-	}
-	s.svc = svc
 	if err := s.buildImages(); err != nil {
 		return err
 	}
-	s.st.cache.OnRulesChanged(func() { _ = svc.ReloadRules(context.Background()) }) // a failure is logged and retried
-	if err := s.buildWebhooks(svc); err != nil {
+	if err := s.buildWebhooks(); err != nil {
 		return err
 	}
-	if err := s.buildScanning(ctx, svc); err != nil {
+	if err := s.buildScanning(ctx); err != nil {
 		return err
 	}
 	if !c.UsesSQLite() {
+		var err error
 		if s.bus, err = pgbus.New(c.DatabaseURL, s.log); err != nil {
 			return err
 		}
 	}
-	if err := loadRules(ctx, svc, c.RulesFile); err != nil {
+	var rules []byte
+	if c.RulesFile != "" {
+		b, err := os.ReadFile(c.RulesFile)
+		if err != nil {
+			return fmt.Errorf("--rules: %w", err)
+		}
+		rules = b
+	}
+	// The default tenant's view of the blobs, with or without --tenants: its orphan
+	// sweep must never see a tenant's blobs (from this run or an earlier one).
+	svc, err := s.newService(ctx, serviceSpec{meta: s.st.cache, blobs: s.st.blobs.ForTenant(coffer.DefaultTenantID),
+		caches: service.Caches{Content: s.st.content, Variants: s.st.variants}, images: s.images,
+		outbox: s.st.outbox, rejections: s.st.rejections, rules: rules, log: s.log})
+	if err != nil {
 		return err
 	}
+	s.svc = svc
 	if err := s.startupSweep(ctx); err != nil {
 		return err
 	}
 	return s.buildHTTP()
 }
 
-// serviceConfig is the settings of every tenant's service.
-func (s *Main) serviceConfig() service.Config {
+// serviceSpec is what a tenant's service is built from: its views of the stores
+// and caches (the default tenant's are the stores' own).
+type serviceSpec struct {
+	meta       *cache.Meta
+	blobs      *blob.Store
+	caches     service.Caches
+	images     imaging.Engine
+	outbox     meta.Outbox
+	rejections meta.Rejections
+	rules      []byte // a rules document replacing the stored one; nil: the stored one
+	log        *slog.Logger
+}
+
+// newService builds a tenant's service, the default one included, with the
+// server's webhook URL check and virus scanner.
+func (s *Main) newService(ctx context.Context, sp serviceSpec) (*service.Service, error) {
 	c := s.cfg
 	scfg := service.DefaultConfig()
 	scfg.StaleUploadAfter, scfg.SingleNode = c.StaleUploadAfter, c.UsesSQLite()
 	scfg.HideForbidden, scfg.ETag, scfg.JWTAdminRole = c.Compat.HideForbidden, c.Compat.ETag, c.Compat.JWTAdminRole
-	return scfg
+	svc, err := service.New(scfg, sp.meta, sp.blobs, sp.caches, sp.log)
+	if err != nil {
+		return nil, err
+	}
+	svc.UseImages(sp.images)
+	sp.meta.OnRulesChanged(func() { _ = svc.ReloadRules(context.Background()) }) // a failure is logged and retried
+	svc.SetWebhooks(service.Webhooks{Outbox: sp.outbox, CheckURL: s.checkWebhookURL})
+	svc.SetScanning(service.Scanning{Rejections: sp.rejections, Scanner: s.scanner, FailOpen: c.ClamAV.FailOpen})
+	if err := svc.LoadRules(ctx, sp.rules); err != nil {
+		return nil, fmt.Errorf("rules: %w", err)
+	}
+	return svc, nil
 }
 
-// buildImages installs the image engine of parts, else the worker's.
+// buildImages builds the image engine of parts, else the worker's.
 func (s *Main) buildImages() error {
 	s.images = s.parts.Images
 	if s.images == nil {
@@ -148,7 +178,6 @@ func (s *Main) buildImages() error {
 		}
 		s.images = e
 	}
-	s.svc.UseImages(s.images)
 	return nil
 }
 
@@ -160,23 +189,6 @@ func (s *Main) startupSweep(ctx context.Context) error {
 	}
 	if rep.AbandonedUploads+rep.TempFiles+len(rep.OrphanBlobs) > 0 {
 		s.log.Info("startup sweep", "abandoned_uploads", rep.AbandonedUploads, "temp_files", rep.TempFiles, "orphan_blobs", len(rep.OrphanBlobs))
-	}
-	return nil
-}
-
-// loadRules replaces the stored permission rules with the file at path, if any, and
-// loads them into svc.
-func loadRules(ctx context.Context, svc *service.Service, path string) error {
-	var doc []byte
-	if path != "" {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return fmt.Errorf("--rules: %w", err)
-		}
-		doc = b
-	}
-	if err := svc.LoadRules(ctx, doc); err != nil {
-		return fmt.Errorf("rules: %w", err)
 	}
 	return nil
 }

@@ -22,3 +22,10 @@ func TestAppImportsNoWireFormat(t *testing.T) {
 func TestAppRunsNoSites(t *testing.T) {
 	archtest.ImportsNone(t, "app", "site")
 }
+
+// TestAppMeetsHasuraInFacesOnly: app builds every tenant's faces from one list
+// (faces.go), the only file that knows the hasura face; the rest of app wires
+// faces without knowing which they are.
+func TestAppMeetsHasuraInFacesOnly(t *testing.T) {
+	archtest.ImportedOnlyIn(t, "app", "github.com/coffer/coffer/api/hasura", "faces.go")
+}

@@ -5,17 +5,14 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/virusscan/clamd"
 )
 
-// buildScanning wires the clamd client, if configured, and the record of refusals to
-// the service, and logs whether uploads are scanned.
-func (s *Main) buildScanning(ctx context.Context, svc *service.Service) error {
+// buildScanning builds the clamd client, if configured, and logs whether uploads
+// are scanned.
+func (s *Main) buildScanning(ctx context.Context) error {
 	c := s.cfg.ClamAV
-	sc := service.Scanning{Rejections: s.st.rejections, FailOpen: c.FailOpen}
 	if c.Addr == "" {
-		svc.SetScanning(sc)
 		s.log.Info("virus scanning off (no --clamav-addr)")
 		return nil
 	}
@@ -25,8 +22,7 @@ func (s *Main) buildScanning(ctx context.Context, svc *service.Service) error {
 	if err != nil {
 		return fmt.Errorf("--clamav-addr: %w", err)
 	}
-	sc.Scanner, s.scanner = client, client
-	svc.SetScanning(sc)
+	s.scanner = client
 	pctx, cancel := context.WithTimeout(ctx, min(c.Timeout, 5*time.Second))
 	defer cancel()
 	if err := client.Ping(pctx); err != nil {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/service"
@@ -113,7 +112,7 @@ type ClamAVConfig struct {
 // DefaultConfig returns the defaults of `coffer serve`: SQLite and disk blobs in
 // ./data, listening on 127.0.0.1:8000.
 func DefaultConfig() Config {
-	icfg, hcfg, wcfg := imaging.DefaultConfig(), hasura.DefaultConfig(), webhook.DefaultConfig()
+	icfg, wcfg, alog := imaging.DefaultConfig(), webhook.DefaultConfig(), httpserve.DefaultAccessLogConfig()
 	return Config{
 		Listen: "127.0.0.1:8000", DataDir: "./data", S3Region: "us-east-1", S3PathStyle: true,
 		UnauthorizedRole: "public", ShutdownTimeout: 30 * time.Second, SweepInterval: time.Hour,
@@ -126,7 +125,7 @@ func DefaultConfig() Config {
 		Webhooks: WebhookConfig{Timeout: wcfg.Timeout, MaxAttempts: wcfg.MaxAttempts, Workers: wcfg.Workers,
 			Retention: wcfg.Retention},
 		Compat:    CompatConfig{JWTAdminRole: true, ETag: service.ETagMD5},
-		AccessLog: hcfg.AccessLog.Mode, AccessLogReads: hcfg.AccessLog.ReadsPerSecond,
+		AccessLog: alog.Mode, AccessLogReads: alog.ReadsPerSecond,
 		ClamAV:  ClamAVConfig{Timeout: clamd.DefaultConfig().Timeout},
 		Version: "dev", FastPath: true, Console: true, Tenants: TenantsConfig{MaxGraphs: 256, MetricsLabels: 50},
 		Sites: sites.DefaultConfig(),

@@ -33,37 +33,37 @@ func (s *Main) buildConsole() error {
 	if h.Metrics != nil {
 		frame.Begin = h.Metrics.Begin
 	}
-	s.console, s.consoleFace = con, consoleFace{frame: frame, prefixes: con.Prefixes()}
+	s.console, s.consoleFrame = con, &consoleFrame{frame: frame, prefixes: con.Prefixes()}
 	return nil
 }
 
-// withConsole returns faces with the console's appended when it is on.
-func (s *Main) withConsole(faces ...api.Face) []api.Face {
-	if s.consoleFace != nil {
-		faces = append(faces, s.consoleFace)
+// consoleFace is the console's face, the same for every tenant; nil when it is off.
+func consoleFace(s *Main, _ *graph) (api.Face, error) {
+	if s.consoleFrame == nil {
+		return nil, nil
 	}
-	return faces
+	return s.consoleFrame, nil
 }
 
-// consoleFace is the console's handler in its Frame.
-type consoleFace struct {
+// consoleFrame is the console's handler in its Frame.
+type consoleFrame struct {
 	frame    *httpserve.Frame
 	prefixes []string
 }
 
 var (
-	_ api.Face    = consoleFace{}
-	_ api.Refuser = consoleFace{}
+	_ api.Face    = (*consoleFrame)(nil)
+	_ api.Refuser = (*consoleFrame)(nil)
 )
 
 // Prefixes implements api.Face.
-func (f consoleFace) Prefixes() []string { return f.prefixes }
+func (f *consoleFrame) Prefixes() []string { return f.prefixes }
 
 // ServeHTTP implements http.Handler.
-func (f consoleFace) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.frame.ServeHTTP(w, r) }
+func (f *consoleFrame) ServeHTTP(w http.ResponseWriter, r *http.Request) { f.frame.ServeHTTP(w, r) }
 
 // Refuse implements api.Refuser: the console's page and assets are refused in plain
 // text (its API calls go to /v1 and the RPC face, which refuse in their own formats).
-func (f consoleFace) Refuse(w http.ResponseWriter, _ *http.Request, err error) {
+func (f *consoleFrame) Refuse(w http.ResponseWriter, _ *http.Request, err error) {
 	httpserve.PlainText(w, httpserve.StatusOf(err), coffer.ErrorMessage(err))
 }

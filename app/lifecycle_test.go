@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,11 +35,11 @@ func TestTenantRecreatedStartsEmpty(t *testing.T) {
 		}
 	}
 
-	admin := tenantAdmin(m.tenancy)
+	admin := m.tenancy.Admin()
 	if err := admin.Delete(ctx, "x"); err != nil {
 		t.Fatal(err)
 	}
-	lagging, err := m.tenancy.reg.GetTenant(ctx, "x") // the row as a node that missed the rest last read it
+	lagging, err := m.tenancy.Registry().GetTenant(ctx, "x") // the row as a node that missed the rest last read it
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,8 +52,8 @@ func TestTenantRecreatedStartsEmpty(t *testing.T) {
 		t.Errorf("re-creating a tenant being deleted: %v, want EPRECONDITION saying it is being deleted", err)
 	}
 	for deadline := time.Now().Add(10 * time.Second); ; {
-		m.tenancy.purgeDeleted(ctx)
-		if _, err := m.tenancy.reg.GetTenant(ctx, "x"); coffer.ErrorCode(err) == coffer.ENOTFOUND {
+		m.tenancy.PurgeDeleted(ctx)
+		if _, err := m.tenancy.Registry().GetTenant(ctx, "x"); coffer.ErrorCode(err) == coffer.ENOTFOUND {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -94,30 +93,12 @@ func TestTenantRecreatedStartsEmpty(t *testing.T) {
 	// stale) removes nothing of the new one.
 	newID := uploadVia(t, base, "new.test", newSecret, "the new customer's bytes")
 	for range 3 {
-		_ = m.tenancy.purgeStep(ctx, lagging)
+		_ = m.tenancy.PurgeStep(ctx, lagging)
 	}
 	if st, body := do(t, base, "new.test", "GET", "/v1/files/"+newID, "", "X-Hasura-Admin-Secret", newSecret); st != http.StatusOK || body != "the new customer's bytes" {
 		t.Errorf("the new tenant's file after a stale purge step: %d %q", st, body)
 	}
-	if _, err := m.tenancy.reg.GetTenant(ctx, "x"); err != nil {
+	if _, err := m.tenancy.Registry().GetTenant(ctx, "x"); err != nil {
 		t.Errorf("the new tenant after a stale purge step: %v", err)
-	}
-}
-
-// TestGoneSince: a reload tells which tenants were deleted since the last one: gone,
-// newly being deleted, or held by a tenant created since; not those changed otherwise.
-func TestGoneSince(t *testing.T) {
-	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	row := func(state coffer.TenantState, created time.Time) *coffer.Tenant {
-		return &coffer.Tenant{State: state, CreatedAt: created, UpdatedAt: created.Add(time.Hour)}
-	}
-	prev := map[string]*coffer.Tenant{"gone": row(coffer.TenantActive, t0), "deleting": row(coffer.TenantActive, t0),
-		"reborn": row(coffer.TenantDeleting, t0), "suspended": row(coffer.TenantActive, t0), "still": row(coffer.TenantDeleting, t0)}
-	rows := map[string]*coffer.Tenant{"deleting": row(coffer.TenantDeleting, t0), "reborn": row(coffer.TenantActive, t0.Add(time.Microsecond)),
-		"suspended": row(coffer.TenantSuspended, t0), "still": row(coffer.TenantDeleting, t0), "new": row(coffer.TenantActive, t0)}
-	got := goneSince(prev, rows)
-	slices.Sort(got)
-	if want := []string{"deleting", "gone", "reborn"}; !slices.Equal(got, want) {
-		t.Errorf("goneSince = %v, want %v", got, want)
 	}
 }

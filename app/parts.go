@@ -1,7 +1,6 @@
 package app
 
 import (
-	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/webhook"
@@ -22,5 +21,5 @@ type Parts struct {
 	// Config's are applied.
 	Webhooks func(*webhook.Config)
 	// HTTP, if set, adjusts the API's settings (deadlines) after Config's are applied.
-	HTTP func(*hasura.Config)
+	HTTP HTTPOption
 }

@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
-	"github.com/coffer/coffer/api"
-	"github.com/coffer/coffer/api/hasura"
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/cache"
@@ -20,78 +18,62 @@ import (
 	"github.com/coffer/coffer/metrics"
 	"github.com/coffer/coffer/rpcapi"
 	"github.com/coffer/coffer/service"
+	"github.com/coffer/coffer/tenancy"
 )
 
-// buildAuth builds the authenticator and returns the presign signer.
-func (s *Main) buildAuth() (*auth.Signer, error) {
+// defaultSpec is the default tenant's graph: the server's service, secrets and
+// presign keys, and its management API built at once with this node's state.
+func (s *Main) defaultSpec() (graphSpec, error) {
 	c := s.cfg
-	acfg := auth.DefaultConfig()
-	acfg.AdminSecret, acfg.UnauthorizedRole, acfg.JWTSecret, acfg.Logger = c.AdminSecret, c.UnauthorizedRole, c.JWTSecret, s.log
-	acfg.JWTAdminRole = c.Compat.JWTAdminRole
-	authn, err := auth.New(acfg)
-	if err != nil {
-		return nil, err
+	spec := graphSpec{tenant: coffer.DefaultTenantID, svc: s.svc, auth: auth.DefaultConfig(), signer: s.parts.Signer,
+		log: s.log, publicURL: s.hcfg.PublicURL, metricsElsewhere: s.hcfg.MetricsElsewhere, node: node{s}}
+	a := &spec.auth
+	a.AdminSecret, a.UnauthorizedRole, a.JWTSecret, a.Logger = c.AdminSecret, c.UnauthorizedRole, c.JWTSecret, s.log
+	a.JWTAdminRole = c.Compat.JWTAdminRole
+	if c.Tenants.On {
+		spec.tenants, spec.platformSecret = s.tenancy.Admin(), c.Tenants.PlatformSecret
 	}
-	s.authn = authn
-	if s.parts.Signer != nil {
-		return s.parts.Signer, nil
+	var err error
+	if spec.signer == nil {
+		spec.signer, err = presignSigner(c)
 	}
-	return presignSigner(c)
+	return spec, err
 }
 
-// buildHTTP builds the authentication, the metrics and the HTTP servers (the API
-// and, with --metrics-listen and --debug-listen, the metrics and the pprof ones).
+// buildHTTP builds the default tenant's graph, the tenancy runtime, the metrics and
+// the HTTP servers (the API and, with --metrics-listen and --debug-listen, the
+// metrics and the pprof ones).
 func (s *Main) buildHTTP() error {
 	c := s.cfg
-	signer, err := s.buildAuth()
-	if err != nil {
-		return err
-	}
-	hcfg := hasura.DefaultConfig()
-	hcfg.PublicURL, hcfg.Version, hcfg.AccessLog = c.PublicURL, c.Version, c.accessLog()
-	hcfg.Metrics, hcfg.MetricsToken, hcfg.MetricsElsewhere = s.newMetrics(), c.MetricsToken, c.MetricsListen != ""
-	if s.parts.HTTP != nil {
-		s.parts.HTTP(&hcfg)
-	}
-	s.hcfg = hcfg
+	s.setFaceConfig(s.newMetrics())
+	m := s.hcfg.Metrics
 	if err := s.buildSites(context.Background()); err != nil {
 		return err
 	}
-	h, err := hasura.New(hcfg, s.svc, s.authn, signer, s.log)
-	if err != nil {
-		return err
-	}
-	rcfg := rpcapi.DefaultConfig()
-	rcfg.Version, rcfg.Metrics, rcfg.AccessLog = c.Version, hcfg.Metrics, hcfg.AccessLog
 	if st := s.sites; st != nil {
-		rcfg.Sites, rcfg.Audit = st.Admin(coffer.DefaultTenantID), st
-		st.RegisterMetrics(hcfg.Metrics)
+		st.RegisterMetrics(m)
 	}
-	s.rcfg = rcfg
 	if c.Tenants.On {
-		if s.tenancy, err = newTenancy(context.Background(), s, c.Tenants); err != nil {
+		if err := s.buildTenancy(context.Background()); err != nil {
 			return err
 		}
-		rcfg.Tenants, rcfg.PlatformSecret = tenantAdmin(s.tenancy), c.Tenants.PlatformSecret
-		s.tenancy.registerMetrics(hcfg.Metrics)
+		s.tenancy.RegisterMetrics(m)
 	}
-	rpc, err := rpcapi.New(rcfg, s.svc, node{s}, h.PresignedURL, s.authn, s.log)
-	if err != nil {
-		return err
-	}
-	s.rpcPrefixes = rpc.Prefixes()
 	if err := s.buildConsole(); err != nil {
 		return err
 	}
-	// The faces on the API port. hasura comes first: it also answers every path no
-	// face claims. A new face is built above and passed here as one more argument.
-	router, err := api.New(h, s.withConsole(rpc)...)
+	spec, err := s.defaultSpec()
 	if err != nil {
 		return err
 	}
-	var handler http.Handler = router
+	def, err := s.buildGraph(spec)
+	if err != nil {
+		return err
+	}
+	s.authn = def.Auth
+	var handler http.Handler = def.Faces
 	if s.tenancy != nil {
-		s.tenancy.def, handler = router, tenantRouter{s.tenancy}
+		handler = s.tenancy.Router(def.Faces)
 	}
 	if s.sites != nil {
 		handler = s.sites.Front(handler)
@@ -110,7 +92,7 @@ func (s *Main) buildHTTP() error {
 	}
 	if c.MetricsListen != "" {
 		mux := http.NewServeMux()
-		mux.Handle("GET /metrics", metrics.RequireToken(c.MetricsToken, hcfg.Metrics.Handler()))
+		mux.Handle("GET /metrics", metrics.RequireToken(c.MetricsToken, m.Handler()))
 		s.metricsHTTP = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	}
@@ -225,7 +207,7 @@ func (s *Main) Run(ctx context.Context) error {
 		s.bg.Go(func() { s.bus.Run(sweepCtx, s.st.cache.Handle) })
 	}
 	if tn := s.tenancy; tn != nil {
-		s.bg.Go(func() { tn.run(sweepCtx, tenantRefresh, s.cfg.SweepInterval) })
+		s.bg.Go(func() { tn.Run(sweepCtx, tenancy.Refresh, s.cfg.SweepInterval) })
 	}
 	if st := s.sites; st != nil {
 		s.bg.Go(func() { st.Run(sweepCtx) })

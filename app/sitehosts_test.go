@@ -78,15 +78,15 @@ func startMain(t *testing.T, c Config) (*Main, string) {
 func TestSiteOverTenantLimit(t *testing.T) {
 	m, base := startMain(t, tenantTestConfig(t))
 	s := &tenant.Settings{AdminSecrets: []string{"limited-secret-0123456"}, Limits: tenant.Limits{RequestsPerSecond: 0.01, Burst: 1}}
-	if err := s.Prepare(m.tenancy.sealer, "lim"); err != nil {
+	if err := s.Prepare(m.tenancy.Sealer(), "lim"); err != nil {
 		t.Fatal(err)
 	}
 	doc, _ := json.Marshal(s)
 	ctx := context.Background()
-	if err := m.tenancy.reg.CreateTenant(ctx, &coffer.Tenant{ID: "lim", Hosts: []string{"lim.test"}, Settings: doc, State: coffer.TenantActive}); err != nil {
+	if err := m.tenancy.Registry().CreateTenant(ctx, &coffer.Tenant{ID: "lim", Hosts: []string{"lim.test"}, Settings: doc, State: coffer.TenantActive}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.tenancy.reload(ctx); err != nil {
+	if err := m.tenancy.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
 	www := &site.Site{ID: "www", Hosts: []string{"www.lim-site.test"},

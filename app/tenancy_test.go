@@ -28,15 +28,15 @@ func tenantTestConfig(t *testing.T) Config {
 func addTenant(t *testing.T, m *Main, id, host, secret string) {
 	t.Helper()
 	s := &tenant.Settings{AdminSecrets: []string{secret}}
-	if err := s.Prepare(m.tenancy.sealer, id); err != nil {
+	if err := s.Prepare(m.tenancy.Sealer(), id); err != nil {
 		t.Fatal(err)
 	}
 	doc, _ := json.Marshal(s)
 	ctx := context.Background()
-	if err := m.tenancy.reg.CreateTenant(ctx, &coffer.Tenant{ID: id, Hosts: []string{host}, Settings: doc, State: coffer.TenantActive}); err != nil {
+	if err := m.tenancy.Registry().CreateTenant(ctx, &coffer.Tenant{ID: id, Hosts: []string{host}, Settings: doc, State: coffer.TenantActive}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.tenancy.reload(ctx); err != nil {
+	if err := m.tenancy.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -100,7 +100,7 @@ func TestTenantGraphsBounded(t *testing.T) {
 		if st, body := do(t, base, host, "GET", "/v1/buckets/default", "", "X-Hasura-Admin-Secret", secret); st != http.StatusOK {
 			t.Fatalf("%s, request %d: %d %s", host, i, st, body)
 		}
-		if n := len(*m.tenancy.graphs.Load()); n != 1 {
+		if n := m.tenancy.Held(); n != 1 {
 			t.Fatalf("%d graphs held, want 1", n)
 		}
 	}
@@ -125,14 +125,14 @@ func TestTenantBandwidthPaced(t *testing.T) {
 	m, base := startMain(t, c)
 	const secret = "paced-secret-0123456"
 	s := &tenant.Settings{AdminSecrets: []string{secret}, Limits: tenant.Limits{BytesPerSecond: 64 << 10}}
-	if err := s.Prepare(m.tenancy.sealer, "paced"); err != nil {
+	if err := s.Prepare(m.tenancy.Sealer(), "paced"); err != nil {
 		t.Fatal(err)
 	}
 	doc, _ := json.Marshal(s)
-	if err := m.tenancy.reg.CreateTenant(context.Background(), &coffer.Tenant{ID: "paced", Hosts: []string{"paced.test"}, Settings: doc}); err != nil {
+	if err := m.tenancy.Registry().CreateTenant(context.Background(), &coffer.Tenant{ID: "paced", Hosts: []string{"paced.test"}, Settings: doc}); err != nil {
 		t.Fatal(err)
 	}
-	if err := m.tenancy.reload(context.Background()); err != nil {
+	if err := m.tenancy.Reload(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	content := strings.Repeat("0123456789abcdef", 192<<10/16)

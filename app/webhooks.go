@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 
-	"github.com/coffer/coffer/service"
 	"github.com/coffer/coffer/webhook"
 )
 
@@ -24,9 +23,9 @@ func (c *WebhookConfig) dispatcher() (webhook.Config, webhook.GuardConfig, error
 	return d, g, d.Validate()
 }
 
-// buildWebhooks wires subscription administration and this node's dispatcher to the
-// metadata database's outbox.
-func (s *Main) buildWebhooks(svc *service.Service) error {
+// buildWebhooks builds this node's dispatcher of the metadata database's outbox and
+// the SSRF guard every tenant's webhook URLs are checked by.
+func (s *Main) buildWebhooks() error {
 	dcfg, gcfg, err := s.cfg.Webhooks.dispatcher()
 	if err != nil {
 		return err
@@ -43,7 +42,6 @@ func (s *Main) buildWebhooks(svc *service.Service) error {
 	s.st.outbox.OnEvent(d.Wake)
 	s.checkWebhookURL = guard.CheckTarget
 	s.guardTransport = guard.Client(dcfg.Timeout).Transport
-	svc.SetWebhooks(service.Webhooks{Outbox: s.st.outbox, CheckURL: guard.CheckTarget})
 	s.webhooks = d
 	return nil
 }

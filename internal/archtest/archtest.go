@@ -3,7 +3,11 @@
 package archtest
 
 import (
+	"go/parser"
+	"go/token"
 	"os/exec"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -26,15 +30,7 @@ func ImportsNone(t *testing.T, who string, forbidden ...string) {
 // failures.
 func ImportsNoneOf(t *testing.T, who string, forbidden ...string) {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	imports := strings.Fields(string(out))
-	if len(imports) == 0 {
-		t.Fatal("go list named no imports")
-	}
-	for _, dep := range imports {
+	for _, dep := range list(t, "Imports") {
 		if under(dep, forbidden) {
 			t.Errorf("%s imports %s", who, dep)
 		}
@@ -103,4 +99,38 @@ func under(p string, paths []string) bool {
 		}
 	}
 	return false
+}
+
+// ImportedOnlyIn fails t if a file of the package in the current directory (tests
+// aside) other than those named in files imports a package under pkg, a full
+// import path: the one place a package meets another ("app meets the hasura face
+// in its faces list only"). who names the package in the failures.
+func ImportedOnlyIn(t *testing.T, who, pkg string, files ...string) {
+	t.Helper()
+	for _, name := range list(t, "GoFiles") {
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, spec := range f.Imports {
+			if dep, _ := strconv.Unquote(spec.Path.Value); under(dep, []string{pkg}) && !slices.Contains(files, name) {
+				t.Errorf("%s: %s imports %s (only %s may)", who, name, dep, strings.Join(files, ", "))
+			}
+		}
+	}
+}
+
+// list returns field, a list of the package in the current directory as go list
+// names it ("Imports", "GoFiles"), failing t if it is empty.
+func list(t *testing.T, field string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{join .`+field+` "\n"}}`, ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	items := strings.Fields(string(out))
+	if len(items) == 0 {
+		t.Fatalf("go list named no %s", field)
+	}
+	return items
 }

@@ -1,4 +1,4 @@
-package app
+package tenancy
 
 import (
 	"cmp"
@@ -19,43 +19,43 @@ func tenantLabel(id string) string {
 	return id
 }
 
-// registerMetrics adds the per-tenant counters to m: requests and served bytes of
+// RegisterMetrics adds the per-tenant counters to m: requests and served bytes of
 // this node, labelled by tenant for at most MetricsLabels tenants and "other" for
 // the rest. A tenant keeps its label once given (the busiest at the scrape that
 // first sees it while labels are left), so every series only ever grows, as
 // counters must.
-func (tn *tenancy) registerMetrics(m *metrics.Metrics) {
+func (rt *Runtime) RegisterMetrics(m *metrics.Metrics) {
 	m.Register(
 		metrics.LabeledCounter("coffer_tenant_requests_total", "Requests answered for each tenant by this node (tenants past --tenant-metrics-labels count as \"other\").", "tenant",
 			func() ([]string, []int64) {
-				return tn.counters(func(c *servedCounts) int64 { return c.requests.Load() })
+				return rt.counters(func(c *servedCounts) int64 { return c.requests.Load() })
 			}),
 		metrics.LabeledCounter("coffer_tenant_served_bytes_total", "Response body bytes sent for each tenant by this node (Content-Length of net/http's answers, bytes of the fast path's).", "tenant",
-			func() ([]string, []int64) { return tn.counters(func(c *servedCounts) int64 { return c.bytes.Load() }) }))
+			func() ([]string, []int64) { return rt.counters(func(c *servedCounts) int64 { return c.bytes.Load() }) }))
 }
 
 // counters returns the labels and the values of one counter, summed per label.
-func (tn *tenancy) counters(value func(*servedCounts) int64) ([]string, []int64) {
+func (rt *Runtime) counters(value func(*servedCounts) int64) ([]string, []int64) {
 	type row struct {
 		id       string
 		requests int64
 		c        *servedCounts
 	}
 	var rows []row
-	tn.counts.Range(func(k, v any) bool {
+	rt.counts.Range(func(k, v any) bool {
 		c := v.(*servedCounts)
 		rows = append(rows, row{k.(string), c.requests.Load(), c})
 		return true
 	})
 	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(b.requests, a.requests) })
-	tn.labelMu.Lock()
-	defer tn.labelMu.Unlock()
+	rt.labelMu.Lock()
+	defer rt.labelMu.Unlock()
 	sums := map[string]int64{}
 	for _, r := range rows {
-		l, ok := tn.labels[r.id]
-		if !ok && len(tn.labels) < tn.cfg.MetricsLabels {
+		l, ok := rt.labels[r.id]
+		if !ok && len(rt.labels) < rt.cfg.MetricsLabels {
 			l, ok = tenantLabel(r.id), true
-			tn.labels[r.id] = l
+			rt.labels[r.id] = l
 		}
 		if !ok {
 			l = otherTenants
