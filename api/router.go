@@ -29,7 +29,8 @@ import (
 
 // Face is one API on the shared port: a handler and the path prefixes it answers.
 // A prefix ending in "/" claims every path under it ("/v1/"); any other prefix
-// claims that exact path ("/healthz").
+// claims that exact path ("/healthz"), and so does the root "/" (claiming every
+// path would take them all from the fallback).
 type Face interface {
 	http.Handler
 	Prefixes() []string
@@ -84,7 +85,7 @@ func New(fallback Face, faces ...Face) (*Router, error) {
 				return nil, coffer.Errorf(coffer.EINVALID, "two faces claim the prefix %q", p)
 			}
 			seen[p] = true
-			rt.routes = append(rt.routes, route{prefix: p, subtree: strings.HasSuffix(p, "/"), face: f})
+			rt.routes = append(rt.routes, route{prefix: p, subtree: strings.HasSuffix(p, "/") && p != "/", face: f})
 			rt.prefixes = append(rt.prefixes, p)
 		}
 	}

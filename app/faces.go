@@ -3,6 +3,7 @@ package app
 import (
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/api"
@@ -18,7 +19,7 @@ import (
 // in this order. hasura comes first: it also answers every path no face claims.
 // A new face is a new package and one line here: a faceBuilder returning nil when
 // it is off.
-var faces = []faceBuilder{hasuraFace, rpcFace, consoleFace}
+var faces = []faceBuilder{hasuraFace, rpcFace, consoleFace, indexFace}
 
 // faceBuilder builds one face of graph g; nil: the face is off.
 type faceBuilder func(s *Main, g *graph) (api.Face, error)
@@ -138,4 +139,16 @@ func rpcFace(s *Main, g *graph) (api.Face, error) {
 	}
 	s.rpcPrefixes = h.Prefixes() // the lazy faces' (the default tenant's graph is built first)
 	return h, nil
+}
+
+// indexFace builds the root page "/": browsers are sent to the console (when it
+// is on), other clients get a JSON index of the faces.
+func indexFace(s *Main, _ *graph) (api.Face, error) {
+	info := api.IndexInfo{Version: s.cfg.Version, Console: s.consoleFrame != nil}
+	for _, p := range s.rpcPrefixes {
+		if name := strings.Trim(p, "/"); strings.Contains(name, ".") && !strings.Contains(name, "/") {
+			info.RPC = append(info.RPC, name)
+		}
+	}
+	return api.NewIndex(info), nil
 }
