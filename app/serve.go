@@ -13,6 +13,7 @@ import (
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/cache"
+	"github.com/coffer/coffer/imaging/remote"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/metrics"
@@ -134,7 +135,7 @@ func (s *Main) newMetrics() *metrics.Metrics {
 	pool := s.images.Pool()
 	src := metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: s.st.content, Variants: s.st.variants,
 		Blobs: s.st.blobs, Webhooks: &s.webhooks.Stats, Images: func() (int, int) { return pool.Queued(), pool.Busy() },
-		ImageWorkerStarts: workerStarts(s.images), ImageRemoteWorkers: remoteWorkerStats(s.images), FastPath: s.fastStats}
+		ImageWorkerStarts: remote.Starts(s.images), ImageRemoteWorkers: remoteWorkerStats(s.images), FastPath: s.fastStats}
 	if s.bus != nil {
 		src.Bus = s.bus
 	}
