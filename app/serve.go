@@ -36,7 +36,8 @@ func (s *Main) defaultSpec() (graphSpec, error) {
 	}
 	var err error
 	if spec.signer == nil {
-		spec.signer, err = presignSigner(c)
+		spec.signer, err = auth.PresignSigner(auth.PresignKeys{Secret: c.PresignSecret, AdminSecret: c.AdminSecret,
+			DataDir: c.DataDir, Previous: c.PresignPrevious})
 	}
 	return spec, err
 }
