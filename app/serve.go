@@ -80,7 +80,7 @@ func (s *Main) buildHTTP() error {
 	if s.sites != nil {
 		handler = s.sites.Front(handler)
 	}
-	handler = plainTarget{handler}
+	handler = httpserve.RefuseUserinfo{Next: handler}
 	// Slow clients: headers must arrive within 10 s; bodies are read and responses
 	// written under per-request deadlines that the faces set and extends as bytes move.
 	s.http = &http.Server{
@@ -99,7 +99,7 @@ func (s *Main) buildHTTP() error {
 			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	}
 	if c.DebugListen != "" {
-		s.debugHTTP = debugServer(s.log)
+		s.debugHTTP = httpserve.DebugServer(s.log)
 	}
 	return nil
 }
