@@ -17,6 +17,7 @@ import (
 	"github.com/coffer/coffer/cache"
 	"github.com/coffer/coffer/console"
 	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/imaging/remote"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/service"
@@ -172,7 +173,7 @@ func (s *Main) newService(ctx context.Context, sp serviceSpec) (*service.Service
 func (s *Main) buildImages() error {
 	s.images = s.parts.Images
 	if s.images == nil {
-		e, err := newImages(s.cfg, s.log)
+		e, err := remote.Open(s.cfg.imageSetup(s.log))
 		if err != nil {
 			return err
 		}

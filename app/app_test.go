@@ -10,17 +10,11 @@ import (
 	"image/color"
 	"image/png"
 	"io"
-	"log/slog"
 	"mime/multipart"
 	"net/http"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/coffer/coffer"
-	"github.com/coffer/coffer/imaging"
 	"github.com/coffer/coffer/internal/pgtest"
 )
 
@@ -175,56 +169,5 @@ func walkthrough(t *testing.T, c Config) {
 	metrics := readAll(t, send(t, "GET", base+"/metrics", nil), http.StatusOK)
 	if !bytes.Contains(metrics, []byte("coffer_")) {
 		t.Fatalf("metrics without coffer_ series:\n%.500s", metrics)
-	}
-}
-
-func TestFindImager(t *testing.T) {
-	dir := t.TempDir()
-	onPath := filepath.Join(dir, imagerName)
-	if err := os.WriteFile(onPath, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir)
-	if p, err := findImager(""); err != nil || p != onPath {
-		t.Errorf("from $PATH: %q, %v", p, err)
-	}
-	if p, err := findImager("/bin/sh"); err != nil || p != "/bin/sh" {
-		t.Errorf("flag: %q, %v", p, err)
-	}
-	if _, err := findImager(filepath.Join(dir, "missing")); err == nil {
-		t.Error("a missing --image-worker was accepted")
-	}
-	t.Setenv("PATH", t.TempDir())
-	if _, err := findImager(""); err == nil || !strings.Contains(err.Error(), "go build ./cmd/coffer-imager") {
-		t.Errorf("nothing found: %v", err)
-	}
-}
-
-// A server without a usable worker still starts: transforms answer 501, and the
-// reason is logged once.
-func TestNewImagesWithoutWorker(t *testing.T) {
-	t.Setenv("PATH", t.TempDir())
-	var logs bytes.Buffer
-	c := &Config{ImageWorker: "/bin/true", ImageWorkers: 1, ImageQueue: 1, ImageMaxPixels: 1000, ImageMaxBytes: 1000,
-		ImageMaxCost: 1000, ImageTimeout: time.Second}
-	e, err := newImages(c, slog.New(slog.NewTextHandler(&logs, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	_, err = e.Transform(context.Background(), strings.NewReader("x"), imaging.Options{Width: 1})
-	if coffer.ErrorCode(err) != coffer.ENOTIMPLEMENTED {
-		t.Errorf("Transform: %v", err)
-	}
-	if n := strings.Count(logs.String(), "image transformations are off"); n != 1 {
-		t.Errorf("logged %d times:\n%s", n, logs.String())
-	}
-	c.ImageWorkerIdle = -time.Second
-	if _, err := newImages(c, slog.Default()); err == nil {
-		t.Error("a negative idle timeout accepted")
-	}
-	c.ImageWorkerIdle, c.ImageWorkers = 0, 0
-	if _, err := newImages(c, slog.Default()); err == nil {
-		t.Error("invalid image settings accepted")
 	}
 }

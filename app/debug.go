@@ -2,11 +2,7 @@ package app
 
 import (
 	"fmt"
-	"log/slog"
 	"net"
-	"net/http"
-	"net/http/pprof"
-	"time"
 )
 
 // validateDebugListen normalizes --debug-listen (127.0.0.1 for a port alone) and
@@ -42,18 +38,4 @@ func sameAddr(a, b string) bool {
 	}
 	any := func(h string) bool { return h == "" || h == "0.0.0.0" || h == "::" }
 	return ha == hb || any(ha) || any(hb)
-}
-
-// debugServer returns the server of --debug-listen: net/http/pprof's handlers under
-// /debug/pprof/ and nothing else.
-func debugServer(log *slog.Logger) *http.Server {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	// No WriteTimeout: a CPU profile or a trace answers after its ?seconds=.
-	return &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/imaging"
+	"github.com/coffer/coffer/imaging/remote"
 	"github.com/coffer/coffer/rpcapi"
 	"github.com/coffer/coffer/service"
 )
@@ -46,9 +47,8 @@ func (n node) ImageWorkers(p *coffer.Principal) (rpcapi.ImageWorkers, error) {
 	e := n.s.images
 	pool := e.Pool()
 	w := rpcapi.ImageWorkers{Workers: pool.Workers(), Busy: pool.Busy(), Queued: pool.Queued(), QueueLimit: pool.QueueLen()}
-	_, off := e.(*imaging.Disabled)
-	w.Enabled = !off
-	if starts := workerStarts(e); starts != nil {
+	w.Enabled = imaging.Enabled(e)
+	if starts := remote.Starts(e); starts != nil {
 		w.Starts = starts()
 	}
 	for _, r := range n.s.ImageWorkers() {

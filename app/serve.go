@@ -13,6 +13,7 @@ import (
 	"github.com/coffer/coffer/auth"
 	"github.com/coffer/coffer/blob"
 	"github.com/coffer/coffer/cache"
+	"github.com/coffer/coffer/imaging/remote"
 	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/meta"
 	"github.com/coffer/coffer/metrics"
@@ -35,7 +36,8 @@ func (s *Main) defaultSpec() (graphSpec, error) {
 	}
 	var err error
 	if spec.signer == nil {
-		spec.signer, err = presignSigner(c)
+		spec.signer, err = auth.PresignSigner(auth.PresignKeys{Secret: c.PresignSecret, AdminSecret: c.AdminSecret,
+			DataDir: c.DataDir, Previous: c.PresignPrevious})
 	}
 	return spec, err
 }
@@ -78,7 +80,7 @@ func (s *Main) buildHTTP() error {
 	if s.sites != nil {
 		handler = s.sites.Front(handler)
 	}
-	handler = plainTarget{handler}
+	handler = httpserve.RefuseUserinfo{Next: handler}
 	// Slow clients: headers must arrive within 10 s; bodies are read and responses
 	// written under per-request deadlines that the faces set and extends as bytes move.
 	s.http = &http.Server{
@@ -97,7 +99,7 @@ func (s *Main) buildHTTP() error {
 			ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
 	}
 	if c.DebugListen != "" {
-		s.debugHTTP = debugServer(s.log)
+		s.debugHTTP = httpserve.DebugServer(s.log)
 	}
 	return nil
 }
@@ -134,7 +136,7 @@ func (s *Main) newMetrics() *metrics.Metrics {
 	pool := s.images.Pool()
 	src := metrics.Sources{DB: s.st.db, Meta: s.st.cache, Content: s.st.content, Variants: s.st.variants,
 		Blobs: s.st.blobs, Webhooks: &s.webhooks.Stats, Images: func() (int, int) { return pool.Queued(), pool.Busy() },
-		ImageWorkerStarts: workerStarts(s.images), ImageRemoteWorkers: remoteWorkerStats(s.images), FastPath: s.fastStats}
+		ImageWorkerStarts: remote.Starts(s.images), ImageRemoteWorkers: remoteWorkerStats(s.images), FastPath: s.fastStats}
 	if s.bus != nil {
 		src.Bus = s.bus
 	}

@@ -71,7 +71,7 @@ func (s *Main) blobDesc() string {
 
 // imagesDesc says whether transformations are on and under which limits.
 func (s *Main) imagesDesc() string {
-	if !imagesOn(s.images) {
+	if !imaging.Enabled(s.images) {
 		return "off (transformations answer 501)"
 	}
 	users := imaging.Config{Workers: s.cfg.ImageWorkers, UserWorkers: s.cfg.ImageUserWorkers}.PerUserWorkers()

@@ -70,7 +70,7 @@ func (s *Main) buildTenant(ctx context.Context, t *coffer.Tenant, cfg tenancy.Se
 	if cfg.UnauthorizedRole != "" {
 		a.UnauthorizedRole = cfg.UnauthorizedRole
 	}
-	if spec.signer, err = auth.NewSigner(keyID(cfg.PresignKey), map[string][]byte{keyID(cfg.PresignKey): cfg.PresignKey}); err != nil {
+	if spec.signer, err = auth.NewSigner(auth.KeyID(cfg.PresignKey), map[string][]byte{auth.KeyID(cfg.PresignKey): cfg.PresignKey}); err != nil {
 		return nil, err
 	}
 	if cfg.Limits.BytesPerSecond > 0 {

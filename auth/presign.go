@@ -1,5 +1,6 @@
 // Package auth turns request credentials into a coffer.Principal and signs and checks
-// presigned URLs.
+// presigned URLs (PresignSigner chooses the server's keys: a secret, one derived from
+// the admin secret, or one kept in the data dir).
 package auth
 
 import (

@@ -38,3 +38,9 @@ func (d *Disabled) Close() error {
 	d.pool.Close()
 	return nil
 }
+
+// Enabled reports whether e transforms: it is not a Disabled engine.
+func Enabled(e Engine) bool {
+	_, off := e.(*Disabled)
+	return !off
+}

@@ -17,6 +17,10 @@
 // The worker side is Serve, which coffer-imager runs over its stdin and stdout with
 // the libvips engine.
 //
+// Open chooses the server's engine from its settings (Setup): a Cluster of network
+// workers, else the child Engine (FindImager looks for the binary), else
+// imaging.Disabled, which answers 501.
+//
 // Over the network (coffer-imager --listen, coffer serve --image-workers-remote) the
 // same frames run on one TCP or TLS connection per server and worker, after a
 // handshake in which both prove the shared secret (handshake.go). The worker side is

@@ -3,6 +3,8 @@
 //
 //   - connections: Listener, ConnContext and Conn send a response's header and body
 //     in one write or with sendfile; Protocols serves HTTP/1.1 and h2c on one port;
+//     RefuseUserinfo refuses request targets with userinfo in front of every face;
+//     DebugServer is the pprof server of a listener of its own;
 //   - requests: Frame is the per-request skeleton a face serves its routes in (a
 //     RouteMux's): it makes each request's State (its context: id, logger, principal
 //     slot, Writer, Body) and runs the face's hook before routing. IDs makes request
