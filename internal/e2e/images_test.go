@@ -31,19 +31,16 @@ func TestImagesThroughWorker(t *testing.T) {
 	if kids := p.children(); len(kids) != 0 {
 		t.Fatalf("idle server has children %v", kids)
 	}
-	// Idle memory: what coffer allocates (RssAnon: heap, stacks) within 8 MB, and
-	// VmRSS within 36 MB. VmRSS also counts the binary's pages mapped in (about 26.6
-	// of its 52.5 MB at start since sites), which vary by a few MB with the page cache:
-	// the kernel maps up to 16 cached neighbours of each page touched, so a freshly
-	// linked binary shows more (34.8 MB in a clean-clone CI run, 2026-11-27, where a
-	// started server showed 33.0 MB, of which 6.4 MB anonymous; 0.9 MB of that is the
-	// sites' audit log, which is on by default).
+	// Idle memory: what coffer allocates (RssAnon: heap, stacks) within 8 MB. VmRSS
+	// is only logged: it also counts the binary's pages mapped in (about 26.6 of its
+	// 52.5 MB at start), which vary by a few MB with the page cache (the kernel maps
+	// up to 16 cached neighbours of each page touched), so a bound on it failed runs
+	// that changed nothing (36.4 MB against 36 once, 2026-11-28). scripts/idle-rss.sh
+	// measures it side by side instead.
 	if anon := procStatus(t, p.cmd.Process.Pid, "RssAnon"); anon > 8<<20 {
 		t.Errorf("idle RssAnon %.1f MB, want <= 8 MB", float64(anon)/(1<<20))
 	}
-	if rss := procStatus(t, p.cmd.Process.Pid, "VmRSS"); rss > 36<<20 {
-		t.Errorf("idle VmRSS %.1f MB, want <= 36 MB", float64(rss)/(1<<20))
-	}
+	t.Logf("idle VmRSS %.1f MB", float64(procStatus(t, p.cmd.Process.Pid, "VmRSS"))/(1<<20))
 	const starts = "coffer_image_worker_starts_total"
 	if n := p.metric(starts); n != 0 {
 		t.Errorf("%s at idle = %v", starts, n)
