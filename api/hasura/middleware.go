@@ -15,7 +15,7 @@ import (
 // Server-Timing, deadlines, metrics, access log, panic recovery, nosniff: see
 // httpserve.Frame), with hasura's authentication before routing and its JSON errors.
 func (h *Handler) newFrame() *httpserve.Frame {
-	f := &httpserve.Frame{Routes: h.mux, Before: h.authenticate, Encode: writeErrorStatus, IDs: httpserve.NewIDs(),
+	f := &httpserve.Frame{Routes: emptyIDs{h.mux}, Before: h.authenticate, Encode: writeErrorStatus, IDs: httpserve.NewIDs(),
 		Log: h.log, Access: httpserve.NewAccessLog(h.cfg.AccessLog, h.log), ReadIdleTimeout: h.cfg.ReadIdleTimeout,
 		WriteTimeout: h.cfg.WriteTimeout, MinWriteRate: h.cfg.MinWriteRate}
 	if h.cfg.Metrics != nil {
