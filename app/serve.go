@@ -227,6 +227,7 @@ func (s *Main) Run(ctx context.Context) error {
 	s.logSettings()
 	s.log.Info("coffer listening", "addr", s.ln.Addr().String(), "version", s.cfg.Version,
 		"metadata", s.metaKind(), "blobs", s.blobKind())
+	s.logConsole()
 	select {
 	case err := <-errc:
 		return err

@@ -23,6 +23,18 @@ func (s *Main) logSettings() {
 		"metrics", s.metricsDesc(), "access_log", s.accessLogDesc(), "console", s.consoleDesc())
 }
 
+// logConsole says, in one plain line, where to open the web console.
+func (s *Main) logConsole() {
+	if s.console == nil {
+		return
+	}
+	base := "http://" + s.ln.Addr().String()
+	if s.cfg.PublicURL != "" {
+		base = strings.TrimSuffix(s.cfg.PublicURL, "/")
+	}
+	s.log.Info("web console at " + base + s.console.Prefixes()[0] + " (sign in with the admin secret or a JWT)")
+}
+
 // consoleDesc says where the web console is served.
 func (s *Main) consoleDesc() string {
 	if s.console == nil {
