@@ -23,8 +23,8 @@ func TestTenantWinsSiteHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	addTenant(t, first, "x", "x.test", "x-admin-secret-0123456")
-	www := func() *site.Site { // a new one each time: the admin normalizes and seals what it is given
-		return &site.Site{ID: "www", Hosts: []string{"x.late.test", "www.site.test"},
+	www := func() *site.Document { // a new one each time: the admin normalizes and seals what it is given
+		return &site.Document{ID: "www", Hosts: []string{"x.late.test", "www.site.test"},
 			Routes: []site.Route{{Path: "/*", Target: site.Target{Redirect: &site.Redirect{To: "/elsewhere/", Status: 302}}}}}
 	}
 	if _, err := first.sites.Admin("x").CreateSite(context.Background(), www()); err != nil {
@@ -89,7 +89,7 @@ func TestSiteOverTenantLimit(t *testing.T) {
 	if err := m.tenancy.Reload(ctx); err != nil {
 		t.Fatal(err)
 	}
-	www := &site.Site{ID: "www", Hosts: []string{"www.lim-site.test"},
+	www := &site.Document{ID: "www", Hosts: []string{"www.lim-site.test"},
 		Routes: []site.Route{{Path: "/*", Target: site.Target{Redirect: &site.Redirect{To: "/elsewhere/", Status: 302}}}}}
 	if _, err := m.sites.Admin("lim").CreateSite(ctx, www); err != nil {
 		t.Fatal(err)

@@ -155,23 +155,23 @@ type TenantUsage = service.TenantUsage
 // stored values). The face admits only that tenant's admin, so implementations check
 // no credentials.
 //
-// Sites cross it as *site.Site (siteconv.go converts the messages). Those passed in
+// Sites cross it as *site.Document (siteconv.go converts the messages). Those passed in
 // hold secrets in clear and never the output-only fields (CreatedAt, UpdatedAt,
 // SecretAccessKeySet, SecretSet); the implementation may change them (it normalizes
-// and seals them). Those returned are redacted (site.Site.Redacted) with the store's
+// and seals them). Those returned are redacted (site.Document.Redacted) with the store's
 // times; the face still drops any secret one holds, setting the flags that say so.
 type SiteAdmin interface {
 	// CreateSite stores s and returns it as stored. ECONFLICT if the id or a host
 	// is taken (naming it); EINVALID for a bad site (the field named:
 	// "hosts[0]", "routes[2].target.http.url").
-	CreateSite(ctx context.Context, s *site.Site) (*site.Site, error)
+	CreateSite(ctx context.Context, s *site.Document) (*site.Document, error)
 	// GetSite returns ENOTFOUND if the tenant has no such site.
-	GetSite(ctx context.Context, id string) (*site.Site, error)
+	GetSite(ctx context.Context, id string) (*site.Document, error)
 	// ListSites returns the tenant's sites ordered by id.
-	ListSites(ctx context.Context) ([]*site.Site, error)
+	ListSites(ctx context.Context) ([]*site.Document, error)
 	// UpdateSite replaces site id with s (whose id is id) and returns it as stored.
 	// ENOTFOUND if missing; ECONFLICT and EINVALID as CreateSite.
-	UpdateSite(ctx context.Context, id string, s *site.Site) (*site.Site, error)
+	UpdateSite(ctx context.Context, id string, s *site.Document) (*site.Document, error)
 	// DeleteSite removes the site; ENOTFOUND if missing.
 	DeleteSite(ctx context.Context, id string) error
 	// PurgeSite drops what p names from the site's cached content on this node and

@@ -16,14 +16,14 @@ import (
 	"github.com/coffer/coffer/site"
 )
 
-// SiteService's conversions: a site crosses SiteAdmin as *site.Site, converted
+// SiteService's conversions: a site crosses SiteAdmin as *site.Document, converted
 // from and to adminv1.Site field by field here (siteOf, SiteMessage), and nowhere
 // else. siteArg and sitePB add the face's policy: output-only fields ignored in
 // requests, secrets dropped from answers. Ids, purge lists and the document's size
-// are bounded here; sites are validated behind SiteAdmin (site.Site.Validate, whose
+// are bounded here; sites are validated behind SiteAdmin (site.Document.Validate, whose
 // field paths, "routes[2].target.http.url", the conversion's own errors follow).
 const (
-	maxSiteID      = 63   // site.Site.ID's longest
+	maxSiteID      = 63   // site.Document.ID's longest
 	maxPurgeList   = 1000 // paths, prefixes or tags in one purge
 	maxPurgeString = 4096 // one path, prefix or tag
 )
@@ -43,7 +43,7 @@ func siteID(field, id string) (string, error) {
 // the id set to id unless it is "". EINVALID if pb is unset or a duration is not a
 // valid protobuf Duration (the field named), ETOOLARGE past site.MaxDocSize as the
 // site's JSON document. The request's message is not changed.
-func siteArg(pb *adminv1.Site, id string) (*site.Site, error) {
+func siteArg(pb *adminv1.Site, id string) (*site.Document, error) {
 	if pb == nil {
 		return nil, coffer.InvalidField("site", "a site is required")
 	}
@@ -76,7 +76,7 @@ func siteArg(pb *adminv1.Site, id string) (*site.Site, error) {
 // sitePB converts a site SiteAdmin returned and drops any secret it holds, setting
 // the flags that say they are set (an HTTP origin's headers: their names in
 // headers_set). No site is EINTERNAL.
-func sitePB(s *site.Site) (*adminv1.Site, error) {
+func sitePB(s *site.Document) (*adminv1.Site, error) {
 	if s == nil {
 		return nil, coffer.Internal(errors.New("no site"), "a site answer")
 	}
@@ -107,9 +107,9 @@ func sitePB(s *site.Site) (*adminv1.Site, error) {
 // empty one becomes nil, as a document without it decodes). EINVALID naming the
 // field if a duration is not a valid protobuf Duration; a negative or too long one
 // is Validate's to refuse.
-func siteOf(pb *adminv1.Site) (*site.Site, error) {
+func siteOf(pb *adminv1.Site) (*site.Document, error) {
 	d := &durations{}
-	s := &site.Site{ID: pb.GetId(), Hosts: strs(pb.GetHosts()), NotFound: pb.GetNotFound(),
+	s := &site.Document{ID: pb.GetId(), Hosts: strs(pb.GetHosts()), NotFound: pb.GetNotFound(),
 		Audit: boolPtr(pb.Audit), CreatedAt: timeOf(pb.GetCreatedAt()), UpdatedAt: timeOf(pb.GetUpdatedAt())}
 	for i, r := range pb.GetRoutes() {
 		s.Routes = append(s.Routes, routeOf(d, fmt.Sprintf("routes[%d]", i), r))
@@ -188,7 +188,7 @@ func (c *durations) of(at string, d *durationpb.Duration) site.Duration {
 
 // SiteMessage converts a site to its message field for field, secrets included (a
 // client sending a site it read from a document; sitePB drops them from answers).
-func SiteMessage(s *site.Site) *adminv1.Site {
+func SiteMessage(s *site.Document) *adminv1.Site {
 	pb := &adminv1.Site{Id: s.ID, Hosts: strs(s.Hosts), NotFound: s.NotFound, Audit: boolPtr(s.Audit),
 		CreatedAt: ts(s.CreatedAt), UpdatedAt: ts(s.UpdatedAt)}
 	for _, r := range s.Routes {

@@ -114,7 +114,7 @@ func oneofCases(md protoreflect.MessageDescriptor, seen map[protoreflect.FullNam
 }
 
 // TestSiteConversionEveryField: a Site message with every field set, at every
-// depth and with every kind of target, converts to a site.Site and back unchanged.
+// depth and with every kind of target, converts to a site.Document and back unchanged.
 // A field added to the contract fails here until siteOf and SiteMessage convert it.
 func TestSiteConversionEveryField(t *testing.T) {
 	pb := &adminv1.Site{}
@@ -161,8 +161,8 @@ func protoDiff(path string, a, b protoreflect.Message, out *[]string) {
 	}
 }
 
-// TestSiteConversionFullSite: a site.Site with every field set converts to its
-// message and back unchanged (a field added to site.Site fails TestFullSiteIsFull
+// TestSiteConversionFullSite: a site.Document with every field set converts to its
+// message and back unchanged (a field added to site.Document fails TestFullSiteIsFull
 // until fullSite sets it, then here until it is converted), a negative TTL of 0s
 // kept apart from none.
 func TestSiteConversionFullSite(t *testing.T) {
@@ -178,7 +178,7 @@ func TestSiteConversionFullSite(t *testing.T) {
 	}
 }
 
-// TestSiteDocumentNames: the site document people write (site.Site's JSON, which
+// TestSiteDocumentNames: the site document people write (site.Document's JSON, which
 // `coffer admin sites create --file` reads with site.Parse and the server stores)
 // and the Site message's JSON (what the API takes and `sites get` prints) use the
 // same names, so a printed site can be edited and sent back. The conversion does
@@ -203,9 +203,9 @@ func TestSiteDocumentNames(t *testing.T) {
 	if !reflect.DeepEqual(keys(a), keys(b)) {
 		t.Errorf("names differ:\nsite.Site     %v\nadminv1.Site  %v", keys(a), keys(b))
 	}
-	var back site.Site // as site.Parse decodes, before it validates
+	var back site.Document // as site.Parse decodes, before it validates
 	if err := coffer.DecodeDocument(msg, &back, "site"); err != nil {
-		t.Fatalf("site.Site cannot read the message's JSON: %v\n%s", err, msg)
+		t.Fatalf("site.Document cannot read the message's JSON: %v\n%s", err, msg)
 	}
 	if !reflect.DeepEqual(back, s) {
 		t.Errorf("the message's JSON reads as another site:\n%+v\nwant %+v", back, s)
@@ -274,9 +274,9 @@ func TestSiteArg(t *testing.T) {
 	}
 }
 
-// fullSite sets every field of site.Site, at every depth (TestFullSiteIsFull checks
+// fullSite sets every field of site.Document, at every depth (TestFullSiteIsFull checks
 // it), with every kind of target.
-func fullSite() site.Site {
+func fullSite() site.Document {
 	on, off, neg := true, false, site.Duration(0)
 	edge := site.EdgePolicy{TTL: site.Duration(90 * time.Second), StaleWhileRevalidate: site.Duration(1500 * time.Millisecond),
 		StaleIfError: site.Duration(24 * time.Hour), NegativeTTL: &neg}
@@ -286,7 +286,7 @@ func fullSite() site.Site {
 			CacheControl: []site.CacheRule{{Match: "*.html", Value: "no-cache"}}, Tags: []string{"media", "v2"},
 			Compress: &off, Edge: edge}
 	}
-	return site.Site{ID: "www", Hosts: []string{"www.example.com", "example.com"},
+	return site.Document{ID: "www", Hosts: []string{"www.example.com", "example.com"},
 		Routes: []site.Route{
 			route("/media/*", site.Target{Bucket: &site.BucketTarget{ID: "public", Prefix: "site/", Trusted: true}}),
 			route("/api/*", site.Target{HTTP: &site.HTTPOrigin{URL: "http://127.0.0.1:8080/base/",
@@ -306,9 +306,9 @@ func fullSite() site.Site {
 	}
 }
 
-// TestFullSiteIsFull: fullSite leaves no field of site.Site zero at any depth (a
+// TestFullSiteIsFull: fullSite leaves no field of site.Document zero at any depth (a
 // pointer to a struct and a slice are followed into their elements; a Target has
-// one kind set per route, all kinds among the routes): a field added to site.Site fails here
+// one kind set per route, all kinds among the routes): a field added to site.Document fails here
 // until fullSite sets it, and then TestSiteConversionFullSite until it is converted.
 func TestFullSiteIsFull(t *testing.T) {
 	targets := map[string]bool{}

@@ -37,7 +37,7 @@ func requireAdmin(p *coffer.Principal) error {
 
 // CreateSite serves SiteService.CreateSite.
 func (s *server) CreateSite(ctx context.Context, req *connect.Request[adminv1.CreateSiteRequest]) (*connect.Response[adminv1.CreateSiteResponse], error) {
-	pb, err := s.siteAnswer(ctx, func(sa SiteAdmin) (*site.Site, error) {
+	pb, err := s.siteAnswer(ctx, func(sa SiteAdmin) (*site.Document, error) {
 		in, err := siteArg(req.Msg.GetSite(), "")
 		if err != nil {
 			return nil, err
@@ -52,7 +52,7 @@ func (s *server) CreateSite(ctx context.Context, req *connect.Request[adminv1.Cr
 
 // GetSite serves SiteService.GetSite.
 func (s *server) GetSite(ctx context.Context, req *connect.Request[adminv1.GetSiteRequest]) (*connect.Response[adminv1.GetSiteResponse], error) {
-	pb, err := s.siteAnswer(ctx, func(sa SiteAdmin) (*site.Site, error) {
+	pb, err := s.siteAnswer(ctx, func(sa SiteAdmin) (*site.Document, error) {
 		id, err := siteID("id", req.Msg.GetId())
 		if err != nil {
 			return nil, err
@@ -86,7 +86,7 @@ func (s *server) ListSites(ctx context.Context, _ *connect.Request[adminv1.ListS
 
 // UpdateSite serves SiteService.UpdateSite: the document's id is the request's.
 func (s *server) UpdateSite(ctx context.Context, req *connect.Request[adminv1.UpdateSiteRequest]) (*connect.Response[adminv1.UpdateSiteResponse], error) {
-	pb, err := s.siteAnswer(ctx, func(sa SiteAdmin) (*site.Site, error) {
+	pb, err := s.siteAnswer(ctx, func(sa SiteAdmin) (*site.Document, error) {
 		id, err := siteID("id", req.Msg.GetId())
 		if err != nil {
 			return nil, err
@@ -170,7 +170,7 @@ func (s *server) GetSiteStats(ctx context.Context, req *connect.Request[adminv1.
 
 // siteAnswer admits the call, runs fn and converts the site it returns; errors
 // come back as Connect errors.
-func (s *server) siteAnswer(ctx context.Context, fn func(SiteAdmin) (*site.Site, error)) (*adminv1.Site, error) {
+func (s *server) siteAnswer(ctx context.Context, fn func(SiteAdmin) (*site.Document, error)) (*adminv1.Site, error) {
 	sa, err := s.sites(ctx)
 	if err != nil {
 		return nil, s.h.toConnect(ctx, err)

@@ -13,7 +13,7 @@ import (
 )
 
 // TestSiteServiceMethods drives every SiteService method as the admin, through the
-// generated client: documents reach the server as site.Site's JSON (secrets in
+// generated client: documents reach the server as site.Document's JSON (secrets in
 // clear, output-only fields dropped) and come back without secrets, saying which are
 // set; errors keep their kinds.
 func TestSiteServiceMethods(t *testing.T) {

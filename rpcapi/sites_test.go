@@ -33,7 +33,7 @@ import (
 // was given.
 type fakeSites struct {
 	mu     sync.Mutex
-	sites  map[string]site.Site
+	sites  map[string]site.Document
 	docs   []string     // the JSON of every site passed in, as passed
 	purges []site.Purge // every purge passed in
 	calls  atomic.Int64
@@ -41,14 +41,14 @@ type fakeSites struct {
 
 var _ rpcapi.SiteAdmin = (*fakeSites)(nil)
 
-func newFakeSites() *fakeSites { return &fakeSites{sites: map[string]site.Site{}} }
+func newFakeSites() *fakeSites { return &fakeSites{sites: map[string]site.Document{}} }
 
 // take records s and checks it has an id.
-func (f *fakeSites) take(s *site.Site) (site.Site, error) {
+func (f *fakeSites) take(s *site.Document) (site.Document, error) {
 	f.calls.Add(1)
 	doc, err := json.Marshal(s)
 	if err != nil {
-		return site.Site{}, err
+		return site.Document{}, err
 	}
 	f.docs = append(f.docs, string(doc))
 	if s.ID == "" {
@@ -58,7 +58,7 @@ func (f *fakeSites) take(s *site.Site) (site.Site, error) {
 }
 
 // CreateSite stores s; ECONFLICT if its id exists.
-func (f *fakeSites) CreateSite(_ context.Context, s *site.Site) (*site.Site, error) {
+func (f *fakeSites) CreateSite(_ context.Context, s *site.Document) (*site.Document, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st, err := f.take(s)
@@ -75,7 +75,7 @@ func (f *fakeSites) CreateSite(_ context.Context, s *site.Site) (*site.Site, err
 }
 
 // GetSite returns site id.
-func (f *fakeSites) GetSite(_ context.Context, id string) (*site.Site, error) {
+func (f *fakeSites) GetSite(_ context.Context, id string) (*site.Document, error) {
 	f.calls.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -87,7 +87,7 @@ func (f *fakeSites) GetSite(_ context.Context, id string) (*site.Site, error) {
 }
 
 // ListSites returns every site by id.
-func (f *fakeSites) ListSites(context.Context) ([]*site.Site, error) {
+func (f *fakeSites) ListSites(context.Context) ([]*site.Document, error) {
 	f.calls.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -96,7 +96,7 @@ func (f *fakeSites) ListSites(context.Context) ([]*site.Site, error) {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	out := make([]*site.Site, len(ids))
+	out := make([]*site.Document, len(ids))
 	for i, id := range ids {
 		st := f.sites[id]
 		out[i] = &st
@@ -105,7 +105,7 @@ func (f *fakeSites) ListSites(context.Context) ([]*site.Site, error) {
 }
 
 // UpdateSite replaces site id; s must name it.
-func (f *fakeSites) UpdateSite(_ context.Context, id string, s *site.Site) (*site.Site, error) {
+func (f *fakeSites) UpdateSite(_ context.Context, id string, s *site.Document) (*site.Document, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	st, err := f.take(s)

@@ -12,7 +12,7 @@ import (
 
 // SiteAdmin is the site use cases of one tenant's admin: sites are validated and
 // compiled before they are stored, their secrets sealed, and answers carry no
-// secret (site.Site.Redacted). Sites cross it as *site.Site, never wire bytes. A
+// secret (site.Document.Redacted). Sites cross it as *site.Document, never wire bytes. A
 // change is live on this node at once and on the others through the sites
 // runtime. It checks no credentials: its callers admit only the tenant's admin.
 type SiteAdmin struct {
@@ -31,7 +31,7 @@ type SiteRuntime interface {
 	// which no site may take.
 	CheckHosts(hosts []string) error
 	// Compile checks that tenant's site s compiles, its origins included.
-	Compile(tenant string, s *site.Site) error
+	Compile(tenant string, s *site.Document) error
 	// Reload reads the sites again, so a change is live on this node when the
 	// caller hears back (a failure is the runtime's to log and retry).
 	Reload(ctx context.Context)
@@ -56,7 +56,7 @@ type SiteStats struct {
 // omits them (old is nil for a new site), checks that it compiles (origins
 // included) and that its hosts are not reserved, and seals its secrets: the
 // document to store.
-func (a SiteAdmin) prepare(s *site.Site, old *site.Site) ([]byte, error) {
+func (a SiteAdmin) prepare(s *site.Document, old *site.Document) ([]byte, error) {
 	if s == nil {
 		return nil, coffer.InvalidField("site", "a site is required")
 	}
@@ -85,7 +85,7 @@ func (a SiteAdmin) prepare(s *site.Site, old *site.Site) ([]byte, error) {
 
 // hasSecrets reports whether s holds a secret (an S3 origin's key, a purge
 // webhook's), which only a server with --tenant-key can seal.
-func hasSecrets(s *site.Site) bool {
+func hasSecrets(s *site.Document) bool {
 	for _, r := range s.Routes {
 		if r.Target.S3 != nil && r.Target.S3.SecretAccessKey != "" {
 			return true
@@ -100,7 +100,7 @@ func hasSecrets(s *site.Site) bool {
 }
 
 // answer is a stored site as answers show it: redacted, with the store's times.
-func answer(row *coffer.Site) (*site.Site, error) {
+func answer(row *coffer.Site) (*site.Document, error) {
 	s, err := site.Parse(row.Doc)
 	if err != nil {
 		return nil, coffer.Internal(err, "stored site")
@@ -113,7 +113,7 @@ func answer(row *coffer.Site) (*site.Site, error) {
 // CreateSite stores s (which it normalizes and seals) and returns it as stored.
 // ECONFLICT if the id or a host is taken (naming it); EINVALID for a bad site
 // (the field named: "hosts[0]", "routes[2].target.http.url").
-func (a SiteAdmin) CreateSite(ctx context.Context, s *site.Site) (*site.Site, error) {
+func (a SiteAdmin) CreateSite(ctx context.Context, s *site.Document) (*site.Document, error) {
 	store, err := a.Runtime.Store(a.Tenant)
 	if err != nil {
 		return nil, err
@@ -131,7 +131,7 @@ func (a SiteAdmin) CreateSite(ctx context.Context, s *site.Site) (*site.Site, er
 }
 
 // GetSite returns one site; ENOTFOUND if the tenant has no such site.
-func (a SiteAdmin) GetSite(ctx context.Context, id string) (*site.Site, error) {
+func (a SiteAdmin) GetSite(ctx context.Context, id string) (*site.Document, error) {
 	store, err := a.Runtime.Store(a.Tenant)
 	if err != nil {
 		return nil, err
@@ -144,7 +144,7 @@ func (a SiteAdmin) GetSite(ctx context.Context, id string) (*site.Site, error) {
 }
 
 // ListSites returns every site of the tenant, ordered by id.
-func (a SiteAdmin) ListSites(ctx context.Context) ([]*site.Site, error) {
+func (a SiteAdmin) ListSites(ctx context.Context) ([]*site.Document, error) {
 	store, err := a.Runtime.Store(a.Tenant)
 	if err != nil {
 		return nil, err
@@ -153,7 +153,7 @@ func (a SiteAdmin) ListSites(ctx context.Context) ([]*site.Site, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*site.Site, 0, len(rows))
+	out := make([]*site.Document, 0, len(rows))
 	for _, row := range rows {
 		r, err := answer(row)
 		if err != nil {
@@ -167,7 +167,7 @@ func (a SiteAdmin) ListSites(ctx context.Context) ([]*site.Site, error) {
 // UpdateSite replaces site id with s (its id must stay) and returns it as stored;
 // the site's cached objects are purged, since routes may now map paths elsewhere.
 // ENOTFOUND if missing; ECONFLICT and EINVALID as CreateSite.
-func (a SiteAdmin) UpdateSite(ctx context.Context, id string, s *site.Site) (*site.Site, error) {
+func (a SiteAdmin) UpdateSite(ctx context.Context, id string, s *site.Document) (*site.Document, error) {
 	store, err := a.Runtime.Store(a.Tenant)
 	if err != nil {
 		return nil, err

@@ -33,7 +33,7 @@ func (r *fakeSiteRuntime) CheckHosts(hosts []string) error {
 	return nil
 }
 
-func (r *fakeSiteRuntime) Compile(string, *site.Site) error { return nil }
+func (r *fakeSiteRuntime) Compile(string, *site.Document) error { return nil }
 func (r *fakeSiteRuntime) Reload(context.Context)           { r.reloads++ }
 func (r *fakeSiteRuntime) Serves(string, string) bool       { return false }
 func (r *fakeSiteRuntime) Stats(string, string) service.SiteStats {
@@ -48,8 +48,8 @@ func (r *fakeSiteRuntime) Purge(context.Context, string, string, site.Purge) (in
 const hookSecret = "purge-hook-secret"
 
 // newSite is a fresh site (the admin normalizes and seals what it is given).
-func newSite(id string, hosts ...string) *site.Site {
-	return &site.Site{ID: id, Hosts: hosts,
+func newSite(id string, hosts ...string) *site.Document {
+	return &site.Document{ID: id, Hosts: hosts,
 		Routes:        []site.Route{{Path: "/*", Target: site.Target{Redirect: &site.Redirect{To: "/x/"}}}},
 		PurgeWebhooks: []site.PurgeWebhook{{URL: "https://cdn.example/purge", Secret: hookSecret}}}
 }
@@ -67,7 +67,7 @@ func TestSiteAdmin(t *testing.T) {
 	rt := &fakeSiteRuntime{m: m}
 	a := service.SiteAdmin{Tenant: coffer.DefaultTenantID, Sealer: sealer, Runtime: rt}
 	for i, c := range []struct {
-		s           *site.Site
+		s           *site.Document
 		code, field string
 	}{
 		{newSite("www", "bad host"), coffer.EINVALID, "hosts[0]"},

@@ -21,7 +21,7 @@ type OriginFactory interface {
 // and header and cache rules. Safe for concurrent use; a changed site is
 // compiled anew.
 type Compiled struct {
-	Site *Site
+	Site *Document
 	// Tenant is the site's tenant; Scope is "<tenant>/<site id>", the edge
 	// cache's purge unit.
 	Tenant string
@@ -65,7 +65,7 @@ type compiledHeaderRule struct {
 
 // Compile validates s and compiles it for tenantID, making its origins with
 // origins (nil only for a site without upstream targets). Returns EINVALID.
-func Compile(s *Site, tenantID string, origins OriginFactory) (*Compiled, error) {
+func Compile(s *Document, tenantID string, origins OriginFactory) (*Compiled, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}

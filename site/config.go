@@ -2,12 +2,14 @@ package site
 
 import "time"
 
-// Site is one tenant's site: the host names it answers and its routes, in order.
-// Its JSON form (these field names) is the document the server stores and that
-// `coffer admin sites create --file` reads. The management API's message,
+// Document is one tenant's site as its admin writes it: the host names it answers
+// and its routes, in order. A stored site (coffer.Site) holds it as JSON beside its
+// tenant and times, as a stored tenant (coffer.Tenant) holds its tenant.Settings.
+// Its JSON form (these field names) is what the server stores and what `coffer
+// admin sites create --file` reads. The management API's message,
 // coffer.admin.v1.Site, uses the same names (one document format for people), but
 // rpcapi converts between the two field by field.
-type Site struct {
+type Document struct {
 	// ID names the site within its tenant: [a-z0-9-], 1..63 characters.
 	ID string `json:"id"`
 	// Hosts are the host names the site answers (normalized as tenant.NormalizeHost:

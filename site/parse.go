@@ -33,11 +33,11 @@ const (
 // Parse decodes and validates a site document: one JSON object of at most
 // MaxDocSize bytes, no unknown fields, no trailing data. Returns EINVALID with the
 // field at fault ("routes[2].target.http.url"), ETOOLARGE past MaxDocSize.
-func Parse(doc []byte) (*Site, error) {
+func Parse(doc []byte) (*Document, error) {
 	if len(doc) > MaxDocSize {
 		return nil, coffer.Errorf(coffer.ETOOLARGE, "site: larger than %d bytes", MaxDocSize)
 	}
-	s := &Site{}
+	s := &Document{}
 	if err := coffer.DecodeDocument(doc, s, "site"); err != nil {
 		return nil, err
 	}
@@ -55,7 +55,7 @@ func invalid(at, format string, args ...any) error {
 // Validate checks every field, in written (plaintext secrets) or stored (sealed)
 // form. Errors are EINVALID with Field the path in the document
 // ("routes[2].target.http.url"); none repeats a secret.
-func (s *Site) Validate() error {
+func (s *Document) Validate() error {
 	if !validID(s.ID) {
 		return invalid("id", `must be 1 to %d characters of a-z, 0-9 and "-"`, maxIDLen)
 	}
@@ -93,7 +93,7 @@ func validID(id string) bool {
 }
 
 // validateHosts normalizes the hosts in place and refuses duplicates.
-func (s *Site) validateHosts() error {
+func (s *Document) validateHosts() error {
 	if len(s.Hosts) == 0 || len(s.Hosts) > maxHosts {
 		return invalid("hosts", "must have 1 to %d hosts", maxHosts)
 	}

@@ -27,7 +27,7 @@ func sealContext(tenantID, field string) string {
 // sealed are kept (they must open with this key, tenant and field).
 // An accessKeyId without its secret key (an update that omitted it and found
 // none to keep) is refused. Validates first; returns EINVALID.
-func (s *Site) Prepare(sealer *tenant.Sealer, tenantID string) error {
+func (s *Document) Prepare(sealer *tenant.Sealer, tenantID string) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func openSealed(sealer *tenant.Sealer, v, ctx string) (string, error) {
 // Redacted returns a deep enough copy of s for answers: secrets blanked, with
 // SecretAccessKeySet and SecretSet saying whether one is set, and an HTTP origin's
 // headers replaced by their names in HeadersSet.
-func (s *Site) Redacted() *Site {
+func (s *Document) Redacted() *Document {
 	c := *s
 	c.Routes = append([]Route(nil), s.Routes...)
 	for i := range c.Routes {
@@ -132,7 +132,7 @@ func headerNames(h map[string]string) []string {
 // from old's origin of the same URL. A secret never follows to another endpoint or
 // URL, so a changed destination needs its secret again. Call it before Prepare.
 // Returns EINVALID for a name in HeadersSet without a stored value to keep.
-func (s *Site) KeepSecrets(old *Site) error {
+func (s *Document) KeepSecrets(old *Document) error {
 	if old != nil && old.ID != s.ID {
 		old = nil // an update of the same site only
 	}
@@ -169,7 +169,7 @@ func (s *Site) KeepSecrets(old *Site) error {
 // keepHeaders gives each HTTP origin of s the stored value of every header its
 // HeadersSet names and its Headers do not set, from old's first HTTP origin with
 // the same URL, and clears HeadersSet.
-func (s *Site) keepHeaders(old *Site) error {
+func (s *Document) keepHeaders(old *Document) error {
 	for i := range s.Routes {
 		o := s.Routes[i].Target.HTTP
 		if o == nil || len(o.HeadersSet) == 0 {
@@ -196,7 +196,7 @@ func (s *Site) keepHeaders(old *Site) error {
 }
 
 // oldHeaders returns the headers of old's first HTTP origin of URL u (nil if none).
-func oldHeaders(old *Site, u string) map[string]string {
+func oldHeaders(old *Document, u string) map[string]string {
 	if old == nil {
 		return nil
 	}

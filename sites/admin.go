@@ -40,7 +40,7 @@ func (r siteRuntime) Store(tenant string) (meta.Sites, error) {
 func (r siteRuntime) CheckHosts(hosts []string) error { return r.st.checkHosts(hosts) }
 
 // Compile implements service.SiteRuntime.
-func (r siteRuntime) Compile(tenant string, s *site.Site) error {
+func (r siteRuntime) Compile(tenant string, s *site.Document) error {
 	_, err := site.Compile(s, tenant, originFactory{st: r.st, site: s.ID})
 	return err
 }

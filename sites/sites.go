@@ -115,7 +115,7 @@ type siteMap struct {
 type siteEntry struct {
 	tenant   string
 	row      *coffer.Site
-	doc      *site.Site
+	doc      *site.Document
 	compiled *site.Compiled
 }
 
