@@ -34,6 +34,6 @@ go test -count=1 -timeout 20m ./...
 step "go test -race (service layers, the RPC face, the serving layer)"
 go test -count=1 -race -timeout 20m ./service/... ./api/hasura/... ./blob/... ./meta/...
 go test -count=1 -race -timeout 10m ./rpcapi/... ./internal/httpserve/... # the RPC face and the serving layer it shares
-step "fuzz (every target, ${FUZZTIME:-5s} each)"
-scripts/fuzz.sh "${FUZZTIME:-5s}"
+step "fuzz (every target, ${FUZZTIME:-5s} each, ${FUZZJOBS:-2} at once)"
+scripts/fuzz.sh "${FUZZTIME:-5s}" "${FUZZJOBS:-2}"
 echo "== all tests passed ($((SECONDS - t_start)) s)"
