@@ -1,5 +1,5 @@
 // Buckets and their settings (BucketService: admin only).
-import { h, field, notice, fmtBytes, confirmDialog } from './dom.js';
+import { h, field, notice, fmtBytes, confirmDialog, thead } from './dom.js';
 import { t } from './strings.js';
 import { rpc, explain, kindOf, adminPage } from './api.js';
 
@@ -80,6 +80,6 @@ export async function render(main, route, { link, rerender }) {
       h('td', {}, h('details', {}, h('summary', {}, t('bEdit', b.id)), edit.form), del)));
   }
   main.append(h('div', { class: 'table-wrap' }, h('table', { id: 'buckets' },
-    h('thead', {}, h('tr', {}, ...['bucketId', 'bPublic', 'bMaxSize', 'bMime', 'bExpiry', 'colActions'].map((k) => h('th', { scope: 'col' }, t(k))))),
+    thead(['bucketId', 'bPublic', 'bMaxSize', 'bMime', 'bExpiry', 'colActions'], ['bMaxSize', 'bExpiry']),
     tbody)));
 }

@@ -1,5 +1,6 @@
 // DOM helpers. Text is always set as text (createTextNode, textContent): nothing
 // here parses HTML, so a file name or an error message can never become markup.
+import { t } from './strings.js';
 
 // h makes an element: attrs are properties or attributes ("class", "for", aria-*,
 // data-*), "on" an object of event listeners; children are nodes, strings (as
@@ -54,6 +55,12 @@ export function field(label, attrs = {}, tag = 'input') {
   if (attrs.type === 'checkbox') append(wrap, [control, h('label', { for: id }, label)]);
   else append(wrap, [h('label', { for: id }, label), control]);
   return { wrap, control };
+}
+
+// thead is a table's head: a column header for each string key; the keys in num
+// head columns of numbers, right-aligned as their cells (td.num) are.
+export function thead(keys, num = []) {
+  return h('thead', {}, h('tr', {}, ...keys.map((k) => h('th', { scope: 'col', class: num.includes(k) ? 'num' : null }, t(k)))));
 }
 
 // select makes a <select> of [value, text] options.

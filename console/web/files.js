@@ -208,7 +208,7 @@ export async function render(main, route, { link }) {
       const btn = h('button', { type: 'button', class: 'sort', 'aria-label': t('sortBy', label) }, label,
         sort.key === k ? (sort.dir > 0 ? ' ▲' : ' ▼') : '');
       btn.addEventListener('click', () => { sort = { key: k, dir: sort.key === k ? -sort.dir : 1 }; drawTable(); });
-      return h('th', { scope: 'col', 'aria-sort': sort.key === k ? (sort.dir > 0 ? 'ascending' : 'descending') : null }, btn);
+      return h('th', { scope: 'col', class: k === 'size' ? 'num' : null, 'aria-sort': sort.key === k ? (sort.dir > 0 ? 'ascending' : 'descending') : null }, btn);
     };
     const all = h('input', { type: 'checkbox', 'aria-label': t('selectAll'), id: 'select-all' });
     all.addEventListener('change', () => {

@@ -1,6 +1,6 @@
 // The live server view: /metrics polled with the credential (admins; others are
 // refused by the server), drawn as small SVG charts, and ServerService's state.
-import { h, clear, notice } from './dom.js';
+import { h, clear, notice, thead } from './dom.js';
 import { t } from './strings.js';
 import { rpc, metricsText, explain, kindOf } from './api.js';
 
@@ -48,25 +48,51 @@ export function p99(prev, cur) {
   return null;
 }
 
+// paths draws values (oldest first) across a w×h box as SVG path data: line joins
+// neighbouring values, dots marks a value alone between gaps. null is a gap (nothing
+// is known there: no point, no line across it); Infinity sits at the top edge.
+export function paths(values, w = 240, h = 60) {
+  const finite = values.filter((v) => v !== null && Number.isFinite(v));
+  const max = Math.max(1e-9, ...finite);
+  const step = w / Math.max(1, values.length - 1);
+  const at = (v, i) => `${+(i * step).toFixed(2)},${+(h - 2 - (Math.min(v, max) / max) * (h - 6)).toFixed(2)}`;
+  const line = [];
+  const dots = [];
+  values.forEach((v, i) => {
+    if (v === null) return;
+    const joined = i > 0 && values[i - 1] !== null;
+    if (joined) line.push(`L${at(v, i)}`);
+    else if (i + 1 < values.length && values[i + 1] !== null) line.push(`M${at(v, i)}`);
+    else dots.push(`M${at(v, i)}h0`);
+  });
+  return { line: line.join(' '), dots: dots.join(' ') };
+}
+
+// chart is a small line chart; push(v) adds a value, null when it is undefined
+// (a ratio of nothing). The values are on the svg's data-values ("" for a gap).
 function chart(title, id) {
   const svg = document.createElementNS(SVG, 'svg');
   svg.setAttribute('viewBox', '0 0 240 60');
   svg.setAttribute('role', 'img');
   svg.setAttribute('aria-label', title);
   svg.classList.add('chart');
-  const line = document.createElementNS(SVG, 'polyline');
-  svg.append(line);
+  const line = document.createElementNS(SVG, 'path');
+  const dots = document.createElementNS(SVG, 'path');
+  dots.classList.add('dots');
+  svg.append(line, dots);
   const now = h('span', { class: 'now', 'data-chart': id });
   const fig = h('figure', { class: 'card chart-card', id }, h('figcaption', {}, title, ' ', now), svg);
   const data = [];
   return {
     fig,
-    push(v) {
-      data.push(v === null || !Number.isFinite(v) ? 0 : v);
+    push(value) {
+      const v = value === null || Number.isNaN(value) ? null : value;
+      data.push(v);
       if (data.length > POINTS) data.shift();
-      const max = Math.max(1e-9, ...data);
-      const step = 240 / Math.max(1, data.length - 1);
-      line.setAttribute('points', data.map((y, i) => `${i * step},${58 - (y / max) * 54}`).join(' '));
+      const d = paths(data);
+      line.setAttribute('d', d.line);
+      dots.setAttribute('d', d.dots);
+      svg.dataset.values = data.map((x) => (x === null ? '' : String(x))).join(',');
       now.textContent = t('lastValue', v === null ? '–' : Number.isFinite(v) ? (Math.round(v * 10) / 10).toString() : '∞');
     },
   };
@@ -82,9 +108,8 @@ async function state(box) {
       h('p', {}, t('imageWorkers', w.enabled ? t('on') : t('off'), w.busy || 0, w.workers || 0, w.queued || 0, w.queueLimit || 0)));
     const tbody = h('tbody', {}, ...(caches.data.caches || []).map((c) => h('tr', {}, h('th', { scope: 'row' }, c.name),
       h('td', { class: 'num' }, String(c.hits || 0)), h('td', { class: 'num' }, String(c.misses || 0)), h('td', { class: 'num' }, String(c.evictions || 0)))));
-    box.append(h('div', { class: 'table-wrap' }, h('table', { id: 'caches' }, h('caption', {}, t('caches')),
-      h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, t('caches')), h('th', { scope: 'col' }, t('colHits')),
-        h('th', { scope: 'col' }, t('colMisses')), h('th', { scope: 'col' }, t('colEvictions')))), tbody)));
+    box.append(h('div', { class: 'table-wrap' }, h('table', { id: 'caches' }, h('caption', {}, t('cachesCaption')),
+      thead(['colCache', 'colHits', 'colMisses', 'colEvictions'], ['colHits', 'colMisses', 'colEvictions']), tbody)));
   } catch (err) {
     box.append(h('p', { class: `notice ${kindOf(err)}` }, explain(err, 'actServer')));
   }

@@ -41,6 +41,7 @@ export async function render(main, route, { rerender }) {
     if (!site) return;
     try { await rpc('SiteService', 'CreateSite', { site }); rerender(); } catch (err) { notice(msg, kindOf(err), explain(err, 'actSites')); }
   })));
+  if (!sites.length) main.append(h('p', { class: 'muted', id: 'no-sites' }, t('noSites')));
   for (const s of sites) {
     const stats = h('p', { class: 'muted' });
     rpc('SiteService', 'GetSiteStats', { siteId: s.id }).then(({ data }) => {

@@ -217,6 +217,7 @@ export const S = {
   // sites
   sitesTitle: 'Sites',
   newSite: 'New site (Site JSON)',
+  noSites: 'No sites yet. A site serves a bucket\'s files (or another origin) as a website on its own host names, with an edge cache and purges. Create one with "New site" above: edit the example Site JSON and press Create.',
   siteDoc: 'Site document',
   siteStats: 'Stats of {0}: {1} requests, {2} sent, hit ratio {3}',
   purge: 'Purge',
@@ -254,7 +255,8 @@ export const S = {
   chartP99: 'p99 latency (ms)',
   chartHit: 'Cache hit ratio, {0} (%)',
   chartQueue: 'Image queue',
-  caches: 'Caches',
+  cachesCaption: 'Cache counters of this node, since it started',
+  colCache: 'Cache',
   imageWorkers: 'Image workers: {0}; {1} busy of {2}, {3} queued (limit {4})',
   colHits: 'Hits',
   colMisses: 'Misses',

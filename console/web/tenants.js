@@ -1,5 +1,5 @@
 // Tenants, their usage and quotas (TenantService: the platform admin only).
-import { h, field, notice, fmtBytes, confirmDialog } from './dom.js';
+import { h, field, notice, fmtBytes, confirmDialog, thead } from './dom.js';
 import { t } from './strings.js';
 import { rpc, explain, kindOf, adminPage } from './api.js';
 
@@ -73,6 +73,6 @@ export async function render(main, route, { rerender }) {
     tbody.append(h('tr', { 'data-tenant': tn.id }, h('th', { scope: 'row' }, tn.id), h('td', {}, ...hostLinks.flatMap((a) => [a, ' '])),
       h('td', {}, state), usage, h('td', {}, toggle, ' ', del)));
   }
-  main.append(h('div', { class: 'table-wrap' }, h('table', { id: 'tenants' }, h('thead', {}, h('tr', {},
-    ...['tnId', 'siteHosts', 'tnState', 'tnUsage', 'colActions'].map((k) => h('th', { scope: 'col' }, t(k))))), tbody)));
+  main.append(h('div', { class: 'table-wrap' }, h('table', { id: 'tenants' },
+    thead(['tnId', 'siteHosts', 'tnState', 'tnUsage', 'colActions']), tbody)));
 }

@@ -1,5 +1,5 @@
 // Webhook subscriptions, their delivery log and redelivery (WebhookService: admin).
-import { h, clear, field, notice, options, fmtTime, confirmDialog } from './dom.js';
+import { h, clear, field, notice, options, fmtTime, confirmDialog, thead } from './dom.js';
 import { t } from './strings.js';
 import { rpc, explain, kindOf, adminPage } from './api.js';
 
@@ -29,8 +29,8 @@ async function deliveries(box, hook, msg) {
           h('td', {}, String(d.state || '').replace('DELIVERY_STATE_', '').toLowerCase()), h('td', { class: 'num' }, String(d.attempts || 0)),
           h('td', { class: 'num' }, String(d.lastStatus || '')), h('td', { class: 'wrap' }, d.lastError || ''), h('td', {}, fmtTime(d.updatedAt)), h('td', {}, re)));
       }
-      table.append(h('table', { class: 'deliveries' }, h('thead', {}, h('tr', {},
-        ...['colId', 'colEvent', 'colState', 'colAttempts', 'colStatus', 'colError', 'colWhen', 'colActions'].map((k) => h('th', { scope: 'col' }, t(k))))), tbody));
+      table.append(h('table', { class: 'deliveries' }, thead(['colId', 'colEvent', 'colState', 'colAttempts', 'colStatus', 'colError', 'colWhen', 'colActions'],
+        ['colId', 'colAttempts', 'colStatus']), tbody));
     } catch (err) { notice(msg, kindOf(err), explain(err, 'actWebhooks')); }
   };
   state.control.addEventListener('change', load);
@@ -71,6 +71,6 @@ export async function render(main, route, { rerender }) {
     tbody.append(h('tr', { 'data-webhook': w.id }, h('td', { class: 'wrap' }, w.url), h('td', {}, w.bucketId || '*'),
       h('td', {}, (w.events || []).join(', ') || '*'), h('td', {}, fmtTime(w.createdAt)), h('td', {}, show, ' ', del)));
   }
-  main.append(h('div', { class: 'table-wrap' }, h('table', { id: 'webhooks' }, h('thead', {}, h('tr', {},
-    ...['colURL', 'colBucket', 'colEvents', 'colWhen', 'colActions'].map((k) => h('th', { scope: 'col' }, t(k))))), tbody)), logBox);
+  main.append(h('div', { class: 'table-wrap' }, h('table', { id: 'webhooks' },
+    thead(['colURL', 'colBucket', 'colEvents', 'colWhen', 'colActions']), tbody)), logBox);
 }

@@ -589,7 +589,7 @@ func consoleAdminPages(t *testing.T, tb *tab, p *proc) {
 	tb.shot("11b-sites")
 
 	tb.goTo("#/server", "server")
-	tb.wait(`(document.querySelector('#chart-rps polyline')?.getAttribute('points')||'').split(' ').length>=2`)
+	tb.wait(`(document.querySelector('#chart-rps svg')?.dataset.values||'').split(',').length>=2`)
 	tb.wait(`document.getElementById('caches')`)
 	tb.shot("11c-server")
 }
