@@ -67,11 +67,11 @@ func PassiveType(mt string) bool {
 // (default-src 'none'). It is the value Nhost's storage sends (its securityheaders
 // middleware), word for word. The /v1 face sends it with every such file, a site
 // with every such file of a bucket that roles other than the admin may write
-// (README "Content types and inline serving").
+// (docs/api.md, "Content types and inline serving").
 const SandboxCSP = "default-src 'none'; sandbox"
 
 // StoredType picks the stored MIME type from the declared one and the type sniffed from
-// the first 512 bytes (README "Content types and inline serving"):
+// the first 512 bytes (docs/api.md, "Content types and inline serving"):
 //   - no usable declaration (none, application/octet-stream, malformed): the sniffed type;
 //   - sniffing finds only a generic type (octet-stream, text/plain): the declared type;
 //   - declared and sniffed agree (the same type, or both markup: HTML, XML, XHTML,

@@ -95,7 +95,7 @@ func TestReflectionAndHealth(t *testing.T) {
 	wantCode(t, "health of an unknown service", err, connect.CodeNotFound)
 }
 
-// TestConnectJSONWithCurlShape: a plain POST of JSON (what the README's curl sends)
+// TestConnectJSONWithCurlShape: a plain POST of JSON (what docs/management.md's curl sends)
 // answers JSON in the contract's field names.
 func TestConnectJSONWithCurlShape(t *testing.T) {
 	e := newEnv(t)

@@ -16,7 +16,7 @@ import (
 // Compression levels. A copy is made once per object version and then served
 // from the edge cache many times, so the levels lean to size, short of the
 // slowest settings (brotli 10-11 take several times longer for a few percent):
-// see the README's benchmark section for the measured ratio and time.
+// see docs/benchmarks/go-benchmarks.md for the measured ratio and time.
 const (
 	brotliLevel = 9
 	zstdLevel   = zstd.SpeedBestCompression

@@ -47,7 +47,7 @@ func jsonString(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 // TestBucketMaxUploadZero pins the documented meaning of maxUploadFileSize 0: no
 // bucket limit, while minUploadFileSize still applies (hasura-storage would refuse
-// every non-empty file; see README "Differences that stay"). A positive maximum
+// every non-empty file; see docs/compatibility.md). A positive maximum
 // below the minimum is refused.
 func TestBucketMaxUploadZero(t *testing.T) {
 	e := newEnv(t)

@@ -118,7 +118,7 @@ func TestAdminCLI(t *testing.T) {
 // TestRPCOverH2C: against the built binary with --h2c, gRPC server reflection over
 // HTTP/2 without TLS lists the contract's services (what `grpcurl -plaintext ADDR
 // list` asks; grpcurl is not built by the test command), and one call each over gRPC,
-// gRPC-Web and the Connect protocol's JSON (the README's curl) succeeds.
+// gRPC-Web and the Connect protocol's JSON (docs/management.md's curl) succeeds.
 func TestRPCOverH2C(t *testing.T) {
 	p := start(t, "COFFER_DATA_DIR="+t.TempDir(), "COFFER_H2C=true")
 	tr := &http.Transport{Protocols: new(http.Protocols)}

@@ -84,7 +84,7 @@ func TestCrashDuringUploads(t *testing.T) {
 
 // TestLargeUploadConstantMemory streams a large file up and down and checks the
 // server's peak RSS stays far below the file size. COFFER_E2E_LARGE_MB sets the size
-// (default 256; the README reports a 1024 MB run).
+// (default 256; docs/benchmarks/uploads.md reports a 1024 MB run).
 func TestLargeUploadConstantMemory(t *testing.T) {
 	mb := int64(256)
 	if s := os.Getenv("COFFER_E2E_LARGE_MB"); s != "" {

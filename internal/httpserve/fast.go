@@ -13,7 +13,7 @@ import (
 )
 
 // The HTTP/1.1 fast path. net/http costs about 1.2-1.7x nginx's CPU per cached
-// 100 KB GET on this hardware before coffer does anything (README: "net/http's
+// 100 KB GET on this hardware before coffer does anything (docs/benchmarks/hotpath-floor.md: "net/http's
 // floor"): a request map, a response header map cloned and sorted, a background read
 // goroutine, several deadline updates per request. FastServer answers the hottest
 // requests (a face's FastHandler: for /v1, a GET or HEAD of a file) on the
