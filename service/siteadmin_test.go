@@ -34,8 +34,8 @@ func (r *fakeSiteRuntime) CheckHosts(hosts []string) error {
 }
 
 func (r *fakeSiteRuntime) Compile(string, *site.Document) error { return nil }
-func (r *fakeSiteRuntime) Reload(context.Context)           { r.reloads++ }
-func (r *fakeSiteRuntime) Serves(string, string) bool       { return false }
+func (r *fakeSiteRuntime) Reload(context.Context)               { r.reloads++ }
+func (r *fakeSiteRuntime) Serves(string, string) bool           { return false }
 func (r *fakeSiteRuntime) Stats(string, string) service.SiteStats {
 	return service.SiteStats{Requests: 3}
 }

@@ -22,7 +22,9 @@ import (
 // and refusal, so a test sees whose faces answered.
 type faces string
 
-func (f faces) ServeHTTP(w http.ResponseWriter, _ *http.Request) { fmt.Fprintf(w, "%s served", string(f)) }
+func (f faces) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	fmt.Fprintf(w, "%s served", string(f))
+}
 
 func (faces) ServeFast(*httpserve.FastRequest, *httpserve.FastWriter) bool { return false }
 
