@@ -9,22 +9,13 @@ cd "$(dirname "$0")/.."
 dir=${1:-./bin}
 mkdir -p "$dir"
 export GOFLAGS=${GOFLAGS:--buildvcs=false}
-# quietly WHAT CMD...: runs CMD, saying every 20 s that WHAT is still going (a cold build
-# downloads modules and compiles for minutes without a word).
-quietly() {
-  local what=$1; shift
-  "$@" & local pid=$! n=0
-  while kill -0 "$pid" 2>/dev/null; do
-    sleep 1; n=$((n + 1))
-    [ $((n % 20)) -ne 0 ] || echo "build.sh: still building $what ($n s)" >&2
-  done
-  wait "$pid"
-}
+# ticking: says every 15 s that a build is still running.
+. "$(dirname "$0")/lib/ticker.sh"
 echo "build.sh: go build coffer (pure Go) -> $dir/coffer" >&2
-CGO_ENABLED=0 quietly coffer go build -o "$dir/coffer" ./cmd/coffer
+CGO_ENABLED=0 ticking "the build of coffer" go build -o "$dir/coffer" ./cmd/coffer
 if pkg-config --exists vips 2>/dev/null; then
   echo "build.sh: go build coffer-imager (cgo, links libvips; slow the first time) -> $dir/coffer-imager" >&2
-  quietly coffer-imager go build -o "$dir/coffer-imager" ./cmd/coffer-imager
+  ticking "the build of coffer-imager" go build -o "$dir/coffer-imager" ./cmd/coffer-imager
 else
   rm -f "$dir/coffer-imager"
   echo "build.sh: libvips not found (apt-get install libvips-dev): built coffer without its image worker; transformations answer 501" >&2

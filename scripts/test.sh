@@ -11,6 +11,8 @@ if ! command -v go >/dev/null; then
   exit 1
 fi
 
+# ticking: says every 15 s that a long step is still running.
+. scripts/lib/ticker.sh
 t_start=$SECONDS
 step() { echo "== $* ($((SECONDS - t_start)) s so far)"; }
 step "starting PostgreSQL, versitygw (S3) and clamd on 127.0.0.1 (installed first if missing)"
@@ -22,18 +24,18 @@ command -v protoc >/dev/null || apt_install "checks imagerpc's generated code" p
 command -v chromium >/dev/null || apt_install "the browser tests, headless" chromium
 if ! command -v buf >/dev/null && [ ! -x "$(go env GOPATH)/bin/buf" ]; then
   step "building buf v1.75.0 from the Go module proxy (first run only, about 90 s)"
-  go install github.com/bufbuild/buf/cmd/buf@v1.75.0 # proto: lint, breaking, generated-code check
+  ticking "the build of buf" go install github.com/bufbuild/buf/cmd/buf@v1.75.0 # proto: lint, breaking, generated-code check
 fi
 
 step "go vet"
-go vet ./...
+ticking "go vet" go vet ./...
 step "buf (proto: lint, breaking against the previous commit)"
 scripts/buf.sh
 step "go test ./... (unit, conformance, e2e against the built binary, hostile; the longest step, ~6 min)"
-go test -count=1 -timeout 20m ./...
+ticking "go test" go test -count=1 -timeout 20m ./...
 step "go test -race (service layers, the RPC face, the serving layer)"
-go test -count=1 -race -timeout 20m ./service/... ./api/hasura/... ./blob/... ./meta/...
-go test -count=1 -race -timeout 10m ./rpcapi/... ./internal/httpserve/... # the RPC face and the serving layer it shares
+ticking "go test -race" go test -count=1 -race -timeout 20m ./service/... ./api/hasura/... ./blob/... ./meta/...
+ticking "go test -race" go test -count=1 -race -timeout 10m ./rpcapi/... ./internal/httpserve/... # the RPC face and the serving layer it shares
 step "fuzz (every target, ${FUZZTIME:-5s} each, ${FUZZJOBS:-2} at once)"
 scripts/fuzz.sh "${FUZZTIME:-5s}" "${FUZZJOBS:-2}"
 echo "== all tests passed ($((SECONDS - t_start)) s)"
