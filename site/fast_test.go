@@ -56,13 +56,6 @@ func (e peekEdge) PeekDerived(req DerivedRequest) *Object {
 
 func (peekEdge) CountPeeks(int, int) {}
 
-// fastFunc is a FastHandler of a function.
-type fastFunc func(*httpserve.FastRequest, *httpserve.FastWriter) bool
-
-func (f fastFunc) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter) bool {
-	return f(req, w)
-}
-
 // serveSite serves h's site c on a loopback port, through the fast path (fast) or
 // net/http alone, and returns its address and the fast server (nil: none).
 func serveSite(t testing.TB, h *Handler, c *Compiled, buckets Buckets, fast bool) (string, *httpserve.FastServer) {
@@ -83,7 +76,7 @@ func serveSite(t testing.TB, h *Handler, c *Compiled, buckets Buckets, fast bool
 	}
 	frame := &httpserve.Frame{IDs: httpserve.NewIDs(), Log: quiet,
 		Access: httpserve.NewAccessLog(httpserve.AccessLogConfig{Mode: httpserve.AccessLogOff}, quiet)}
-	fs := httpserve.NewFastServer(ln, fastFunc(func(req *httpserve.FastRequest, w *httpserve.FastWriter) bool {
+	fs := httpserve.NewFastServer(ln, httpserve.FastHandlerFunc(func(req *httpserve.FastRequest, w *httpserve.FastWriter) bool {
 		st := frame.BeginFast(req)
 		r := sr
 		r.RequestID = st.ID
@@ -103,24 +96,13 @@ func serveSite(t testing.TB, h *Handler, c *Compiled, buckets Buckets, fast bool
 // (Date, X-Request-Id, X-Content-Type-Options, Server-Timing: net/http's path here
 // has no Frame), headers sorted.
 func renderSiteAnswer(resp *http.Response) string {
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s close=%v", resp.Proto, resp.Status, resp.Close)
-	keys := make([]string, 0, len(resp.Header))
-	for k := range resp.Header {
+	return wiretest.Render(resp, func(k string, vs []string) (string, bool) {
 		switch k {
 		case "Date", "X-Request-Id", "X-Content-Type-Options", "Server-Timing":
-		default:
-			keys = append(keys, k)
+			return "", false
 		}
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		fmt.Fprintf(&b, "\n%s: %s", k, strings.Join(resp.Header[k], "|"))
-	}
-	fmt.Fprintf(&b, "\nbody %d bytes (err %v) checksum %x", len(body), err, wiretest.Checksum(body))
-	return b.String()
+		return strings.Join(vs, "|"), true
+	})
 }
 
 // TestServeFastAnswersAsServe: the same handler behind the fast path and behind
