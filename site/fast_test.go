@@ -249,3 +249,29 @@ func readRawAnswer(rd *bufio.Reader) error {
 	_, err := rd.Discard(int(size))
 	return err
 }
+
+// epochBuckets are memBuckets whose files were modified at the Unix epoch.
+type epochBuckets struct{ *memBuckets }
+
+func (b epochBuckets) Open(ctx context.Context, bucket, key string) (*Object, error) {
+	obj, err := b.memBuckets.Open(ctx, bucket, key)
+	if err == nil {
+		obj.ModTime = time.Unix(0, 0)
+	}
+	return obj, err
+}
+
+// TestEpochModTimeIsNoTime: a modification time at the Unix epoch is no time
+// (http.ServeContent's test) for every answer, a 404 document's included: no
+// Last-Modified.
+func TestEpochModTimeIsNoTime(t *testing.T) {
+	c := compileDoc(t, testSiteDoc)
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	addr, _ := serveSite(t, NewHandler(HandlerConfig{Log: quiet}), c, epochBuckets{&memBuckets{files: testFiles()}}, false)
+	for _, p := range []string{"/", "/nothing.txt"} {
+		got := wiretest.Exchange(t, addr, "GET "+p+" HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n", renderSiteAnswer)
+		if len(got) != 1 || strings.Contains(got[0], "Last-Modified") {
+			t.Errorf("GET %s: %q", p, got)
+		}
+	}
+}
