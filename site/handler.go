@@ -34,7 +34,7 @@ type HandlerConfig struct {
 	MinCompressSize int64
 	// AllowWrite, when set, is told the size of a body about to be sent, to give
 	// its write the time that size needs (httpserve.Frame.AllowWrite: the write
-	// timeout plus the size at the minimum write rate, as the fast path's SendFast
+	// timeout plus the size at the minimum write rate, as the fast path's SendPlan
 	// allows).
 	AllowWrite func(w http.ResponseWriter, r *http.Request, size int64)
 }

@@ -198,7 +198,7 @@ func (p *Plan) Serve(w http.ResponseWriter, r *http.Request, maxRanges int) erro
 // Fast reports whether SendPlan writes p as Serve does for a request without
 // conditionals or ranges, but for the fields' order: a status with no body or a body
 // of known size with a Content-Type (net/http's path would sniff one), and none of the
-// fields the Frame writes on the fast path (FastHeaders), which a Plan's field
+// fields the Frame writes on the fast path (fastHeaders), which a Plan's field
 // replaces on net/http's path.
 func (p *Plan) Fast() bool {
 	bodiless := p.Status == http.StatusNotModified
@@ -216,31 +216,31 @@ func (p *Plan) Fast() bool {
 	return true
 }
 
-// frameFields are the fields FastHeaders writes.
+// frameFields are the fields fastHeaders writes.
 var frameFields = [...]string{"X-Request-Id", "X-Content-Type-Options", "Server-Timing"}
 
 // SendPlan writes p, which must be Fast, on the fast path: its status, fields,
 // Last-Modified and, for a 200 of known size, Accept-Ranges as http.ServeContent
-// adds it, the Frame's fields (FastHeaders), then the body (none for 304) with
-// SendFast under route.
+// adds it, the Frame's fields (fastHeaders), then the body (none for 304) with
+// sendFast under route.
 func (f *Frame) SendPlan(st *FastState, route string, req *FastRequest, w *FastWriter, p *Plan) {
-	w.Header(p.Status)
+	w.header(p.Status)
 	for i := range p.inline[:p.n] {
-		w.Add(p.inline[i].Name, p.inline[i].Value)
+		w.add(p.inline[i].Name, p.inline[i].Value)
 	}
 	for i := range p.more {
-		w.Add(p.more[i].Name, p.more[i].Value)
+		w.add(p.more[i].Name, p.more[i].Value)
 	}
 	if !ZeroTime(p.ModTime) {
-		w.AddDate("Last-Modified", p.ModTime)
+		w.addDate("Last-Modified", p.ModTime)
 	}
 	if _, ok := p.Get("Accept-Ranges"); !ok && p.Status == http.StatusOK && p.Size >= 0 {
-		w.Add("Accept-Ranges", "bytes") // as http.ServeContent sets it
+		w.add("Accept-Ranges", "bytes") // as http.ServeContent sets it
 	}
-	f.FastHeaders(st, req, w)
+	f.fastHeaders(st, req, w)
 	size := p.Size
 	if p.Status == http.StatusNotModified {
 		size = -1
 	}
-	f.SendFast(st, route, req, w, p.Body, size)
+	f.sendFast(st, route, req, w, p.Body, size)
 }
