@@ -212,3 +212,41 @@ func TestPlanFast(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPlanFields runs Add, Set and Del on a Plan and on a plain slice of fields,
+// from ops (two bits the operation, the rest the name), and checks that both hold
+// the same fields in the same order, across the inline array and its overflow.
+func FuzzPlanFields(f *testing.F) {
+	f.Add([]byte{0, 4, 8, 1, 5, 2, 6})
+	f.Add([]byte("abcdefghijklmnopqrstuvwxyz0123456789"))
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		var p Plan
+		p.Reset(200)
+		var ref []Field
+		for i, op := range ops {
+			name, value := "X-"+strconv.Itoa(int(op>>2)%24), strconv.Itoa(i)
+			switch op & 3 {
+			case 0, 3:
+				p.Add(name, value)
+				ref = append(ref, Field{name, value})
+			case 1:
+				p.Set(name, value)
+				if j := slices.IndexFunc(ref, func(f Field) bool { return f.Name == name }); j >= 0 {
+					ref[j].Value = value
+				} else {
+					ref = append(ref, Field{name, value})
+				}
+			case 2:
+				p.Del(name)
+				ref = slices.DeleteFunc(ref, func(f Field) bool { return f.Name == name })
+			}
+		}
+		got := make([]Field, p.Len())
+		for i := range got {
+			got[i] = p.Field(i)
+		}
+		if !slices.Equal(got, ref) {
+			t.Fatalf("plan %v, want %v", got, ref)
+		}
+	})
+}
