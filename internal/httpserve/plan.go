@@ -15,8 +15,9 @@ import (
 // is framed differs (net/http sorts the fields, the fast path writes them in order).
 //
 // A Plan is a value meant to live on the caller's stack: its fields are held in an
-// array (with a slice for more than it holds), so filling and writing it allocates
-// nothing. Fill it with Reset then Set and Add.
+// array (with a slice for more than it holds), so filling it and writing it on the
+// fast path allocate nothing (net/http's header map takes one allocation for all
+// the values). Fill it with Reset, then Add and Set.
 type Plan struct {
 	Status int
 	// Name is the document's name: net/http's writer deduces a missing Content-Type
