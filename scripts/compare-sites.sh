@@ -6,6 +6,7 @@
 # assets, then pause 1 s, along shortened reference stages.
 #
 #   scripts/compare-sites.sh                 # environment knobs below
+#   BASE=bcae0d0 FRONTS=coffer,base scripts/compare-sites.sh   # this checkout against REV
 #   ROUNDS=3 STAGES=10@10s,0@5s,40@20s,40@10s,0@5s,3000@30s,0@10s FRONTS=nginx,coffer,coffer+GOMAXPROCS=1 \
 #     COFFER_ARGS='--debug-listen 6060' COFFER_ENV='GOMEMLIMIT=160MiB' COFFER_BIN=/tmp/coffer \
 #     EDGE_CACHE_SIZE=2147483648 OUT=/tmp/compare-sites.md scripts/compare-sites.sh
@@ -21,6 +22,9 @@
 #   nginx     proxy_cache as a competent operator sets it up (see front_nginx_conf).
 #   coffer    (and coffer+KEY=VALUE: the same with KEY=VALUE in its environment, e.g.
 #             coffer+GOMAXPROCS=1, each its own process, data and cache)
+#   base      with BASE=REV: coffer built at git revision REV (in a temporary worktree),
+#             set up as coffer; FRONTS then defaults to nginx,coffer,base and the report
+#             adds the coffer/base ratios (the check that a change kept the sites' speed)
 #             `coffer serve` with one site, host spa.test, route /* to the upstream
 #             (`coffer admin sites create`), SPA fallback /index.html, the edge cache of
 #             EDGE_CACHE_SIZE bytes, its audit log on (the default); loopback
@@ -49,7 +53,8 @@ cd "$(dirname "$0")/.."
 here=$PWD/scripts/compare-sites
 rounds=${ROUNDS:-3}
 stages=${STAGES:-10@10s,0@5s,40@20s,40@10s,0@5s,3000@30s,0@10s}
-fronts=${FRONTS:-nginx,coffer}
+base_rev=${BASE:-}
+fronts=${FRONTS:-nginx,coffer${base_rev:+,base}}
 out=${OUT:-/tmp/compare-sites.md}
 keep=${out%.md}.runs # every run's JSON (coffer bench --json), the configurations and the result lines
 edge_size=${EDGE_CACHE_SIZE:-2147483648}
@@ -67,6 +72,11 @@ ulimit -n "$(ulimit -Hn)" # 3,000 virtual users hold 3,000 connections
 www=$work/www
 rm -rf "$keep" && mkdir -p "$keep"
 if [ -n "${COFFER_BIN:-}" ]; then cp "$COFFER_BIN" "$work/coffer"; else CGO_ENABLED=0 go build -o "$work/coffer" ./cmd/coffer; fi
+if [ -n "$base_rev" ]; then
+  git worktree add -q --detach "$work/base-src" "$base_rev"
+  (cd "$work/base-src" && CGO_ENABLED=0 go build -o "$work/base/coffer" ./cmd/coffer)
+  git worktree remove --force "$work/base-src"
+fi
 "$work/coffer" bench --scenario spa_site --fixtures-dir "$www" >&2
 chmod -R a+rX "$www"
 
@@ -196,13 +206,14 @@ start_nginx_front() {
 }
 
 # start_coffer_front NAME [ENV]: coffer serve with an empty data directory and the site
-# created through the admin CLI, as front NAME, with the extra environment ENV
-# (KEY=VALUE) besides COFFER_ENV; fails when this build has no sites.
+# created through the admin CLI, as front NAME (base: the BASE build), with the extra
+# environment ENV (KEY=VALUE) besides COFFER_ENV; fails when this build has no sites.
 start_coffer_front() {
-  "$work/coffer" admin sites create --help 2>&1 | grep -q -e '--file' || { echo "this coffer has no 'admin sites create --file'" >&2; return 1; }
-  "$work/coffer" serve --help 2>&1 | grep -q -e '--edge-cache-size' || { echo "this coffer has no 'serve --edge-cache-size'" >&2; return 1; }
-  local name=$1 extra=${2:-} p; p=$(port)
-  env ${COFFER_ENV:-} $extra "$work/coffer" serve --listen "127.0.0.1:$p" --data-dir "$work/data-$p" --admin-secret s \
+  local name=$1 extra=${2:-} p bin=$work/coffer; p=$(port)
+  [ "$name" != base ] || bin=$work/base/coffer
+  "$bin" admin sites create --help 2>&1 | grep -q -e '--file' || { echo "this coffer has no 'admin sites create --file'" >&2; return 1; }
+  "$bin" serve --help 2>&1 | grep -q -e '--edge-cache-size' || { echo "this coffer has no 'serve --edge-cache-size'" >&2; return 1; }
+  env ${COFFER_ENV:-} $extra "$bin" serve --listen "127.0.0.1:$p" --data-dir "$work/data-$p" --admin-secret s \
     --edge-cache-size "$edge_size" --log-level warn \
     --webhook-allow-networks 127.0.0.0/8 ${COFFER_ARGS:-} >"$work/coffer-$p.log" 2>&1 &
   pid[$name]=$! url[$name]=http://127.0.0.1:$p/
@@ -212,7 +223,7 @@ start_coffer_front() {
 {"id": "spa", "hosts": ["$host"],
  "routes": [{"path": "/*", "target": {"http": {"url": "http://127.0.0.1:$op/", "precompressed": true}}, "fallback": "/index.html"}]}
 JSON
-  "$work/coffer" admin --server "http://127.0.0.1:$p" --admin-secret s sites create --file "$work/site.json" >&2 || return 1
+  "$bin" admin --server "http://127.0.0.1:$p" --admin-secret s sites create --file "$work/site.json" >&2 || return 1
 }
 
 results=$work/results.txt
@@ -224,7 +235,10 @@ for f in "${want[@]}"; do
     coffer | coffer+*=*)
       extra=; [ "$f" = coffer ] || extra=${f#coffer+}
       if start_coffer_front "$f" "$extra"; then active+=("$f"); else echo "compare-sites: $f NOT RUN (see above)" >&2; fi ;;
-    *) echo "compare-sites: unknown front $f (nginx, coffer or coffer+KEY=VALUE)" >&2; exit 2 ;;
+    base)
+      [ -n "$base_rev" ] || { echo "compare-sites: front base needs BASE=REV" >&2; exit 2; }
+      if start_coffer_front base; then active+=(base); else echo "compare-sites: base NOT RUN (see above)" >&2; fi ;;
+    *) echo "compare-sites: unknown front $f (nginx, coffer, coffer+KEY=VALUE or base)" >&2; exit 2 ;;
   esac
 done
 [ "${#active[@]}" -gt 0 ] || exit 1

@@ -3,6 +3,7 @@ package site
 import (
 	"bytes"
 	"context"
+	"net/http"
 
 	"github.com/coffer/coffer"
 	"github.com/coffer/coffer/internal/httpserve"
@@ -22,11 +23,6 @@ import (
 // requests with one are declined.
 var fastSlowHeaders = [...]string{"Range", "If-Range", "If-Match", "If-None-Match", "If-Modified-Since", "If-Unmodified-Since"}
 
-// fastFrameOwned are the headers the Frame writes (FastHeaders): a route or
-// header rule that sets one of them overrides the Frame's on net/http's path, so
-// such a request is declined rather than answered with both.
-var fastFrameOwned = [...]string{"X-Request-Id", "X-Content-Type-Options", "Server-Timing"}
-
 // ServeFast answers fr, a request for the site in req, on the fast path and
 // returns true, or returns false having written nothing and started nothing. It
 // answers a GET or HEAD without Range or conditional headers, of a path without
@@ -34,9 +30,10 @@ var fastFrameOwned = [...]string{"X-Request-Id", "X-Content-Type-Options", "Serv
 // object's fresh copy in the edge cache, or a bucket's file; in the coding the
 // request negotiates when that coding is at hand too (the object's own, a
 // precompressed sibling found or known missing, a compressed copy the cache
-// holds). The answer is Serve's, header for header and in the stats and audit
-// log (TestSitesFastPath in internal/e2e); it is sent with f's SendFast (metrics,
-// access log, write timeout) under the route "site". Redirects, fallbacks, 404s,
+// holds). The answer is Serve's plan (plan), written by the fast writer
+// (httpserve.Frame.SendPlan: metrics, access log, write timeout) under the route
+// "site" when it writes it as net/http would (httpserve.Plan.Fast), and counted
+// in the stats and audit log as Serve counts it. Redirects, fallbacks, 404s,
 // misses, stale copies and errors are Serve's.
 func (h *Handler) ServeFast(f *httpserve.Frame, st *httpserve.FastState, fr *httpserve.FastRequest, w *httpserve.FastWriter, req Request) bool {
 	if fr.Has(fastSlowHeaders[:]...) {
@@ -51,10 +48,6 @@ func (h *Handler) ServeFast(f *httpserve.Frame, st *httpserve.FastState, fr *htt
 		return false
 	}
 	doc := docPath(p, rt)
-	var hs fastHeaderSet
-	if !hs.collect(rt, req.Site, doc) {
-		return false
-	}
 	fe, _ := h.cfg.Edge.(FastEdge)
 	var peeks peekCount
 	obj, state := h.peek(st, fe, req.Buckets, req.Site.Scope, rt, p, key, &peeks)
@@ -62,68 +55,30 @@ func (h *Handler) ServeFast(f *httpserve.Frame, st *httpserve.FastState, fr *htt
 		return false
 	}
 	defer obj.Close()
-	ctype, hasType := hs.contentType()
-	if !hasType {
-		ctype, hasType = obj.Type, obj.Type != ""
+	body, enc := obj, encIdentity
+	vary, negotiable := h.coding(rt, obj)
+	if negotiable {
+		var lines [4]string
+		enc = negotiateLines(fr.Values("Accept-Encoding", lines[:0]))
 	}
-	if obj.Size < 0 || !hasType { // unknown size: copyBody answers; no type at all: ServeContent sniffs
-		return false
-	}
-	body, etag, coding, vary := obj, obj.ETag, obj.Encoding, false
-	if obj.Encoding == "" && rt.compres && compressible(obj.Type) {
-		vary = true
-		if enc := h.fastEncoding(fr, obj); enc != encIdentity {
-			c, ok := h.peekCompressed(st, fe, req.Buckets, req.Site.Scope, rt, p, doc, key, obj, enc, &peeks)
-			if !ok {
-				return false
-			}
-			if c != nil {
-				defer c.Close()
-				body, etag, coding = c, c.ETag, codingNames[enc]
-			}
+	if enc != encIdentity {
+		c, ok := h.peekCompressed(st, fe, req.Buckets, req.Site.Scope, rt, p, doc, key, obj, enc, &peeks)
+		if !ok {
+			return false
+		}
+		if c != nil {
+			defer c.Close()
+			body = c
+		} else {
+			enc = encIdentity
 		}
 	}
-	if body.Size < 0 {
+	var pl httpserve.Plan
+	cache := plan(&pl, req.Site, rt, doc, obj, body, enc, vary, http.StatusOK)
+	if !pl.Fast() {
 		return false
 	}
-	cache := obj.Cache
-	if cache == "" {
-		cache = CacheBypass
-	}
-
-	w.Header(200)
-	w.Add("Content-Type", ctype)
-	if etag != "" {
-		w.Add("Etag", etag)
-	}
-	if cc := rt.cacheControl(doc); cc != "" {
-		w.Add("Cache-Control", cc)
-	} else if obj.CacheControl != "" {
-		w.Add("Cache-Control", obj.CacheControl)
-	}
-	if sk := surrogateKey(rt, obj.Tags); sk != "" {
-		w.Add("Surrogate-Key", sk)
-	}
-	if v, ok := xCacheValues[cache]; ok {
-		w.Add("X-Cache", v[0])
-	}
-	hs.write(w)
-	if rt.sandboxed(obj, ctype) {
-		w.Add("Content-Security-Policy", coffer.SandboxCSP)
-	}
-	if vary {
-		w.Add("Vary", "Accept-Encoding")
-	}
-	if coding != "" {
-		w.Add("Content-Encoding", coding)
-	}
-	if !httpserve.ZeroTime(body.ModTime) {
-		w.AddDate("Last-Modified", body.ModTime)
-	}
-	w.Add("Accept-Ranges", "bytes")
-	f.FastHeaders(st, fr, w)
-	f.SendFast(st, "site", fr, w, body.Content, body.Size)
-
+	f.SendPlan(st, "site", fr, w, &pl)
 	if fe != nil {
 		fe.CountPeeks(peeks.hits, peeks.negatives)
 	}
@@ -141,15 +96,6 @@ func fastRequestPath(raw []byte) (string, bool) {
 	}
 	p, err := CleanPath(string(raw))
 	return p, err == nil
-}
-
-// fastEncoding is encodingFor on the fast path (no Range or If-Range there).
-func (h *Handler) fastEncoding(fr *httpserve.FastRequest, obj *Object) encoding {
-	if min := h.cfg.MinCompressSize; min < 0 || obj.Size < min {
-		return encIdentity
-	}
-	var lines [4]string
-	return negotiateLines(fr.Values("Accept-Encoding", lines[:0]))
 }
 
 // peekState is what a peek found out about an object.
@@ -230,65 +176,4 @@ func (h *Handler) peekCompressed(ctx context.Context, fe FastEdge, buckets Bucke
 	n.hits++
 	d.ETag = variantETag(src, enc)
 	return d, true
-}
-
-// fastHeaderSet is the headers routeHeaders sets for a document: the route's, then
-// the matching header rules', a later value of a name replacing an earlier one.
-type fastHeaderSet struct {
-	kv [][2]string
-	a  [8][2]string
-}
-
-// collect gathers the headers of route rt and site c's rules for doc; false when
-// one of them is a header the Frame writes (see fastFrameOwned).
-func (s *fastHeaderSet) collect(rt *CompiledRoute, c *Compiled, doc string) bool {
-	s.kv = s.a[:0]
-	for _, kv := range rt.headers {
-		s.set(kv)
-	}
-	for _, rule := range c.headers {
-		if rule.match.match(doc) {
-			for _, kv := range rule.set {
-				s.set(kv)
-			}
-		}
-	}
-	for _, kv := range s.kv {
-		for _, name := range fastFrameOwned {
-			if kv[0] == name {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// set sets kv[0] to kv[1].
-func (s *fastHeaderSet) set(kv [2]string) {
-	for i := range s.kv {
-		if s.kv[i][0] == kv[0] {
-			s.kv[i][1] = kv[1]
-			return
-		}
-	}
-	s.kv = append(s.kv, kv)
-}
-
-// contentType returns the Content-Type the set holds, if any.
-func (s *fastHeaderSet) contentType() (string, bool) {
-	for _, kv := range s.kv {
-		if kv[0] == "Content-Type" {
-			return kv[1], true
-		}
-	}
-	return "", false
-}
-
-// write adds the set's headers to w, but Content-Type (see contentType).
-func (s *fastHeaderSet) write(w *httpserve.FastWriter) {
-	for _, kv := range s.kv {
-		if kv[0] != "Content-Type" {
-			w.Add(kv[0], kv[1])
-		}
-	}
 }

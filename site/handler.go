@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/coffer/coffer"
+	"github.com/coffer/coffer/internal/httpserve"
 	"github.com/coffer/coffer/site/audit"
 )
 
@@ -33,7 +34,7 @@ type HandlerConfig struct {
 	MinCompressSize int64
 	// AllowWrite, when set, is told the size of a body about to be sent, to give
 	// its write the time that size needs (httpserve.Frame.AllowWrite: the write
-	// timeout plus the size at the minimum write rate, as the fast path's SendFast
+	// timeout plus the size at the minimum write rate, as the fast path's SendPlan
 	// allows).
 	AllowWrite func(w http.ResponseWriter, r *http.Request, size int64)
 }
@@ -262,9 +263,10 @@ func (x *exchange) redirect(rt *CompiledRoute) {
 	if status == 0 {
 		status = http.StatusMovedPermanently
 	}
-	h := x.w.Header()
-	x.routeHeaders(rt, x.path)
-	h.Set("Location", to)
-	h.Set("Content-Length", "0")
-	x.w.WriteHeader(status)
+	var pl httpserve.Plan
+	pl.Reset(status)
+	routeHeaders(&pl, x.req.Site, rt, x.path)
+	pl.Add("Location", to)
+	pl.Size = 0
+	_ = pl.Serve(x.w, x.r, 0)
 }

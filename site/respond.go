@@ -13,67 +13,39 @@ import (
 	"github.com/coffer/coffer/internal/httpserve"
 )
 
-// Shared one-value header slices (cap 1, so an Add copies instead of writing
-// into them).
-var (
-	varyAcceptEncoding = []string{"Accept-Encoding"}[:1:1]
-	noCache            = []string{"no-cache"}[:1:1]
-	xCacheValues       = map[CacheStatus][]string{
-		CacheHit: {"HIT"}, CacheMiss: {"MISS"}, CacheStale: {"STALE"},
-		CacheRevalidated: {"REVALIDATED"}, CacheBypass: {"BYPASS"},
-	}
-	encodingValues = [numEncodings][]string{nil, {"br"}, {"zstd"}, {"gzip"}}
-)
+// xCacheValues are the X-Cache values of the cache statuses.
+var xCacheValues = map[CacheStatus]string{
+	CacheHit: "HIT", CacheMiss: "MISS", CacheStale: "STALE", CacheRevalidated: "REVALIDATED", CacheBypass: "BYPASS",
+}
 
 // respond writes obj (closing it) as the answer for the document doc of route
-// rt, with status (200 or 404): headers from the object and the route's rules,
-// compression when it fits, then the body through http.ServeContent (ranges,
-// conditionals) when its size is known and status is 200.
+// rt, with status (200 or 404): the plan of the answer (plan), in the coding
+// the request negotiates when the route compresses obj, written through
+// net/http (httpserve.Plan.Serve: ranges and conditionals by
+// http.ServeContent for a 200 of known size).
 func (x *exchange) respond(rt *CompiledRoute, doc, p, key string, obj *Object, status int) {
-	h := x.w.Header()
-	if obj.Cache != "" {
-		x.cache = obj.Cache
-	}
-	if obj.Type != "" {
-		h["Content-Type"] = []string{obj.Type}
-	}
-	x.objectHeaders(rt, doc, obj, status)
-	x.routeHeaders(rt, doc)
-	if rt.sandboxed(obj, h.Get("Content-Type")) { // the type as sent, a route's included
-		h.Add("Content-Security-Policy", coffer.SandboxCSP)
-	}
-	if obj.Encoding != "" {
-		h.Set("Content-Encoding", obj.Encoding)
-	} else if rt.compres && compressible(obj.Type) {
-		if v := h["Vary"]; v == nil {
-			h["Vary"] = varyAcceptEncoding
-		} else {
-			h["Vary"] = append(v, varyAcceptEncoding...)
-		}
-		if enc := x.encodingFor(obj); enc != encIdentity {
-			if c := x.h.compressed(x.r.Context(), x.req.Buckets, x.req.Site.Scope, rt, p, doc, key, obj, enc); c != nil {
-				obj.Close()
-				obj = c
-				h["Content-Encoding"] = encodingValues[enc]
-				if obj.ETag != "" {
-					h["Etag"] = []string{obj.ETag}
-				} else {
-					delete(h, "Etag") // never the identity's validator on another encoding
-				}
-			}
-		}
-	}
 	defer obj.Close()
-	if status == http.StatusOK && obj.Size >= 0 {
-		if h["Content-Encoding"] != nil { // ServeContent leaves it out then (a Range answer gets its own)
-			h.Set("Content-Length", strconv.FormatInt(obj.Size, 10))
-		}
-		httpserve.ApplyRange(x.r, obj.Size, maxRanges)
-		x.allowWrite(obj.Size)
-		http.ServeContent(x.w, x.r, doc, obj.ModTime, obj.Content)
-		return
+	body, enc := obj, encIdentity
+	vary, negotiable := x.h.coding(rt, obj)
+	if negotiable && x.r.Header.Get("Range") == "" && x.r.Header.Get("If-Range") == "" {
+		enc = negotiate(x.r.Header)
 	}
-	x.copyBody(obj, status)
+	if enc != encIdentity {
+		if c := x.h.compressed(x.r.Context(), x.req.Buckets, x.req.Site.Scope, rt, p, doc, key, obj, enc); c != nil {
+			defer c.Close()
+			body = c
+		} else {
+			enc = encIdentity
+		}
+	}
+	var pl httpserve.Plan
+	x.cache = plan(&pl, x.req.Site, rt, doc, obj, body, enc, vary, status)
+	if body.Size >= 0 {
+		x.allowWrite(body.Size)
+	}
+	if err := pl.Serve(x.w, x.r, maxRanges); err != nil && x.r.Context().Err() == nil {
+		x.h.cfg.Log.Warn("site: body cut off", "scope", x.req.Site.Scope, "path", x.path, "err", err)
+	}
 }
 
 // maxRanges is the most ranges one request gets (more: the whole object, 200), as
@@ -81,27 +53,69 @@ func (x *exchange) respond(rt *CompiledRoute, doc, p, key string, obj *Object, s
 // multipart answer many times the object's size.
 const maxRanges = 16
 
-// objectHeaders sets the object's validators, Cache-Control, Surrogate-Key and
-// X-Cache.
-func (x *exchange) objectHeaders(rt *CompiledRoute, doc string, obj *Object, status int) {
-	h := x.w.Header()
-	if obj.ETag != "" {
-		h["Etag"] = []string{obj.ETag}
+// coding says whether an answer with obj from route rt varies with the request's
+// Accept-Encoding (the route compresses obj's type and obj is not coded already),
+// and whether a compressed coding may then be negotiated: not for an object of
+// unknown size or smaller than MinCompressSize (nor, the caller checks, for a
+// Range or If-Range request).
+func (h *Handler) coding(rt *CompiledRoute, obj *Object) (vary, negotiable bool) {
+	if obj.Encoding != "" || !rt.compres || !compressible(obj.Type) {
+		return false, false
+	}
+	min := h.cfg.MinCompressSize
+	return true, min >= 0 && obj.Size >= min
+}
+
+// plan fills pl with the answer of status (200 or 404) for the document doc of
+// route rt of site c, the one both Serve and ServeFast write: obj is the object
+// found, body what is sent (obj, or obj's copy in coding enc), vary whether the
+// answer varies with Accept-Encoding. The fields: Content-Type (obj's, or a
+// route's or header rule's), obj's validator, Cache-Control (a route's rule's,
+// else obj's; no-cache for a 404), Surrogate-Key, X-Cache, the route's headers
+// then the matching header rules' (a later value of a name replacing an earlier
+// one), the sandbox CSP for a shared bucket's active content, Vary and
+// Content-Encoding. It returns the answer's cache status.
+func plan(pl *httpserve.Plan, c *Compiled, rt *CompiledRoute, doc string, obj, body *Object, enc encoding, vary bool, status int) CacheStatus {
+	cache := obj.Cache
+	if cache == "" {
+		cache = CacheBypass
+	}
+	pl.Reset(status)
+	pl.Name, pl.ModTime, pl.Body, pl.Size = doc, body.ModTime, body.Content, body.Size
+	if obj.Type != "" {
+		pl.Add("Content-Type", obj.Type)
+	}
+	if body.ETag != "" { // never the identity's validator on another encoding
+		pl.Add("Etag", body.ETag)
 	}
 	switch cc := rt.cacheControl(doc); {
 	case status != http.StatusOK:
-		h["Cache-Control"] = noCache
+		pl.Add("Cache-Control", "no-cache")
 	case cc != "":
-		h["Cache-Control"] = []string{cc}
+		pl.Add("Cache-Control", cc)
 	case obj.CacheControl != "":
-		h["Cache-Control"] = []string{obj.CacheControl}
+		pl.Add("Cache-Control", obj.CacheControl)
 	}
 	if sk := surrogateKey(rt, obj.Tags); sk != "" {
-		h["Surrogate-Key"] = []string{sk}
+		pl.Add("Surrogate-Key", sk)
 	}
-	if v, ok := xCacheValues[x.cache]; ok {
-		h["X-Cache"] = v[:1:1]
+	if v, ok := xCacheValues[cache]; ok {
+		pl.Add("X-Cache", v)
 	}
+	routeHeaders(pl, c, rt, doc)
+	if ct, _ := pl.Get("Content-Type"); rt.sandboxed(obj, ct) { // the type as sent, a route's included
+		pl.Add("Content-Security-Policy", coffer.SandboxCSP)
+	}
+	if vary {
+		pl.Add("Vary", "Accept-Encoding")
+	}
+	switch {
+	case obj.Encoding != "":
+		pl.Add("Content-Encoding", obj.Encoding)
+	case enc != encIdentity:
+		pl.Add("Content-Encoding", codingNames[enc])
+	}
+	return cache
 }
 
 // surrogateKey is the route's tags and the object's, space-separated, each once.
@@ -126,49 +140,18 @@ func surrogateKey(rt *CompiledRoute, tags []string) string {
 	return b.String()
 }
 
-// routeHeaders sets the route's headers, then the site's header rules matching
-// the document path doc.
-func (x *exchange) routeHeaders(rt *CompiledRoute, doc string) {
-	h := x.w.Header()
+// routeHeaders sets in pl the route's headers, then site c's header rules
+// matching the document path doc.
+func routeHeaders(pl *httpserve.Plan, c *Compiled, rt *CompiledRoute, doc string) {
 	for _, kv := range rt.headers {
-		h[kv[0]] = []string{kv[1]}
+		pl.Set(kv[0], kv[1])
 	}
-	for _, rule := range x.req.Site.headers {
+	for _, rule := range c.headers {
 		if rule.match.match(doc) {
 			for _, kv := range rule.set {
-				h[kv[0]] = []string{kv[1]}
+				pl.Set(kv[0], kv[1])
 			}
 		}
-	}
-}
-
-// encodingFor negotiates the coding for obj: identity for a Range or If-Range
-// request, an object of unknown size or smaller than MinCompressSize.
-func (x *exchange) encodingFor(obj *Object) encoding {
-	min := x.h.cfg.MinCompressSize
-	if min < 0 || obj.Size < min || x.r.Header.Get("Range") != "" || x.r.Header.Get("If-Range") != "" {
-		return encIdentity
-	}
-	return negotiate(x.r.Header)
-}
-
-// copyBody writes status and obj's body as it is (no ranges): error documents,
-// and objects of unknown size.
-func (x *exchange) copyBody(obj *Object, status int) {
-	h := x.w.Header()
-	if obj.Size >= 0 {
-		h.Set("Content-Length", strconv.FormatInt(obj.Size, 10))
-		x.allowWrite(obj.Size)
-	}
-	if !obj.ModTime.IsZero() {
-		h.Set("Last-Modified", obj.ModTime.UTC().Format(http.TimeFormat))
-	}
-	x.w.WriteHeader(status)
-	if x.r.Method == http.MethodHead {
-		return
-	}
-	if _, err := io.Copy(x.w, obj.Content); err != nil && x.r.Context().Err() == nil {
-		x.h.cfg.Log.Warn("site: body cut off", "scope", x.req.Site.Scope, "path", x.path, "err", err)
 	}
 }
 

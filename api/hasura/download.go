@@ -42,42 +42,52 @@ func (h *Handler) getFile(w http.ResponseWriter, r *http.Request) {
 	h.serveContent(w, r, f, b, sharedAnswer(p, b), httpserve.SeekerOf(rd))
 }
 
-// serveContent sets coffer's headers and lets http.ServeContent do conditional
-// requests (RFC 9110 order), single and multiple ranges and sendfile for disk blobs;
-// the Range header is first brought to coffer's rules (httpserve.ApplyRange). shared
-// says whether shared caches may store the answer (sharedAnswer).
+// serveContent writes f's answer (filePlan) through net/http: http.ServeContent
+// does conditional requests (RFC 9110 order), single and multiple ranges and
+// sendfile for disk blobs; the Range header is first brought to coffer's rules
+// (httpserve.ApplyRange) and conditional dates to the form ServeContent reads
+// (httpserve.NormalizeDates). shared says whether shared caches may store the
+// answer (sharedAnswer).
 func (h *Handler) serveContent(w http.ResponseWriter, r *http.Request, f *coffer.File, b *coffer.Bucket, shared bool, content io.ReadSeeker) {
-	modtime := fileHeaders(w.Header(), r, f, b, shared)
+	var pl httpserve.Plan
+	filePlan(&pl, f, b, shared, content)
 	if r.Method != http.MethodHead {
 		h.frame.AllowWrite(w, r, f.Size)
 	}
-	httpserve.ApplyRange(r, f.Size, h.cfg.MaxRanges)
+	if httpserve.HasDateCondition(r.Header) {
+		httpserve.NormalizeDates(r.Header)
+	}
 	je := newJSONErrors(w)
-	http.ServeContent(&je, r, "", modtime, content)
+	_ = pl.Serve(&je, r, h.cfg.MaxRanges)
 }
 
-// fileHeaders sets a file's response headers, with one allocation for all their
-// value slices, and returns the modification time to hand to http.ServeContent.
-// Unless the request has a date condition, that is the zero time and Last-Modified
-// is set here, formatted without time.Format (which ServeContent would use: slower,
-// with a deep stack that often makes the serving goroutine's stack grow again after
-// a GC shrank it).
-func fileHeaders(hd http.Header, r *http.Request, f *coffer.File, b *coffer.Bucket, shared bool) time.Time {
-	vals := make([]string, 0, 9)
-	set := func(k, v string) { vals = append(vals, v); hd[k] = vals[len(vals)-1 : len(vals) : len(vals)] }
-	fileFields(f, b, shared, set)
-	modtime := f.UpdatedAt
-	if httpserve.ZeroTime(modtime) || httpserve.HasDateCondition(r.Header) {
-		httpserve.NormalizeDates(r.Header)
-		return modtime
+// filePlan fills pl with the answer to a download of f in b, the one getFile
+// (serveContent) and the fast path (fastAnswer) write: 200, f's fields
+// (fileFields), Last-Modified, and f.Size bytes of content (nil for a HEAD on the
+// fast path). A request's conditions and ranges then make of it a 304, 206, 412 or
+// 416 (http.ServeContent; on the fast path only a 304: notModified).
+func filePlan(pl *httpserve.Plan, f *coffer.File, b *coffer.Bucket, shared bool, content io.ReadSeeker) {
+	pl.Reset(http.StatusOK)
+	fileFields(f, b, shared, pl.Add)
+	pl.ModTime, pl.Body, pl.Size = f.UpdatedAt, content, f.Size
+}
+
+// notModified turns pl, a filePlan, into its 304 Not Modified as http.ServeContent
+// and jsonErrors write it: without the fields of notModifiedDrops, without a body
+// or Content-Length, with Last-Modified only when the file has no ETag.
+func notModified(pl *httpserve.Plan, etag string) {
+	pl.Status = http.StatusNotModified
+	for k := range notModifiedDrops {
+		pl.Del(k)
 	}
-	set("Last-Modified", string(httpserve.AppendHTTPDate(make([]byte, 0, 32), modtime)))
-	return time.Time{}
+	pl.Body, pl.Size = nil, -1
+	if etag != "" {
+		pl.ModTime = time.Time{}
+	}
 }
 
 // fileFields calls add with each of a file's response header fields but
-// Last-Modified, which depends on the request (fileHeaders); the fast path writes the
-// same ones (fast.go). An answer shared caches may store (shared) carries the bucket's
+// Last-Modified (filePlan's ModTime). An answer shared caches may store (shared) carries the bucket's
 // cacheControl in Cache-Control and, as hasura-storage does for CDNs (Fastly), in
 // Surrogate-Control; any other gets coffer.PrivateCacheControl and no
 // Surrogate-Control: a CDN reads Surrogate-Control first (Fastly for the TTL), and

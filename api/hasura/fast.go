@@ -13,10 +13,11 @@ import (
 // that are most of a storage service's traffic: GET and HEAD /v1/files/{id} with no
 // query (no image transformation), no Range and no conditional header but
 // If-None-Match (a cache revalidating: 304 when the ETag matches), that the caller
-// may read. The answer is getFile's, header for header (TestFastPathAnswersAsNetHTTP),
-// without net/http's request and header maps. Everything else, errors included, it
-// declines before writing a byte: net/http then serves the request through the Frame
-// as usual (the lookups done here were reads, and hit the caches the second time).
+// may read. The answer is getFile's plan (filePlan) written by the fast writer
+// (TestFastPathAnswersAsNetHTTP compares the two paths), without net/http's request
+// and header maps. Everything else, errors included, it declines before writing a
+// byte: net/http then serves the request through the Frame as usual (the lookups
+// done here were reads, and hit the caches the second time).
 func (h *Handler) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter) bool {
 	id, ok := fastFileID(req)
 	if !ok || req.Has(slowHeaders[:]...) {
@@ -34,43 +35,33 @@ func (h *Handler) ServeFast(req *httpserve.FastRequest, w *httpserve.FastWriter)
 		if err != nil {
 			return false
 		}
-		h.fastAnswer(st, fastRouteHead, req, w, f, b, sharedAnswer(p, b), nil)
-		return true
+		return h.fastAnswer(st, fastRouteHead, req, w, f, b, sharedAnswer(p, b), nil)
 	}
 	f, b, rd, err := h.svc.OpenFile(st, p, id)
 	if err != nil {
 		return false
 	}
 	defer rd.Close()
-	h.fastAnswer(st, fastRouteGet, req, w, f, b, sharedAnswer(p, b), httpserve.SeekerOf(rd))
-	return true
+	return h.fastAnswer(st, fastRouteGet, req, w, f, b, sharedAnswer(p, b), httpserve.SeekerOf(rd))
 }
 
-// fastAnswer sends f's answer with body (nil for HEAD), or 304 Not Modified when
-// the request's If-None-Match matches f's ETag: the fields getFile's answer has, in
-// the same two cases (shared: sharedAnswer).
+// fastAnswer sends f's answer (filePlan) with body (nil for HEAD), or its 304 Not
+// Modified (notModified) when the request's If-None-Match matches f's ETag
+// (httpserve.NoneMatch: http.ServeContent's test); false, having written nothing,
+// when the fast writer would not write it as net/http (httpserve.Plan.Fast).
+// shared: sharedAnswer.
 func (h *Handler) fastAnswer(st *httpserve.FastState, route string, req *httpserve.FastRequest, w *httpserve.FastWriter,
-	f *coffer.File, b *coffer.Bucket, shared bool, body io.Reader) {
-	size := f.Size
+	f *coffer.File, b *coffer.Bucket, shared bool, body io.ReadSeeker) bool {
+	var pl httpserve.Plan
+	filePlan(&pl, f, b, shared, body)
 	if inm, ok := req.Get("If-None-Match"); ok && !httpserve.NoneMatch(inm, f.ETag) {
-		w.Header(304)
-		fileFields(f, b, shared, func(k, v string) {
-			if !notModifiedDrops[k] {
-				w.Add(k, v)
-			}
-		})
-		body, size = nil, -1 // no body, no Content-Length
-	} else {
-		w.Header(200)
-		fileFields(f, b, shared, w.Add)
+		notModified(&pl, f.ETag)
 	}
-	// Last-Modified: set unless the file has none; a 304 keeps it only without an ETag
-	// (http.ServeContent).
-	if !httpserve.ZeroTime(f.UpdatedAt) && (w.Status == 200 || f.ETag == "") {
-		w.AddDate("Last-Modified", f.UpdatedAt)
+	if !pl.Fast() {
+		return false
 	}
-	h.frame.FastHeaders(st, req, w)
-	h.frame.SendFast(st, route, req, w, body, size)
+	h.frame.SendPlan(st, route, req, w, &pl)
+	return true
 }
 
 // The routes of the fast path's answers, as the metrics name getFile's.

@@ -198,25 +198,14 @@ func brotliOf(s string) string {
 // siteAnswer renders resp without what differs between two nodes with the same
 // data: Date, a bucket file's Last-Modified, Server-Timing, generated request ids.
 func siteAnswer(resp *http.Response) string {
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s close=%v", resp.Proto, resp.Status, resp.Close)
-	keys := make([]string, 0, len(resp.Header))
-	for k := range resp.Header {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		switch v := strings.Join(resp.Header[k], "|"); {
+	return wiretest.Render(resp, func(k string, vs []string) (string, bool) {
+		switch v := strings.Join(vs, "|"); {
 		case k == "Date" || k == "Server-Timing" || k == "Last-Modified" && resp.Header.Get("X-Cache") == "BYPASS":
-			fmt.Fprintf(&b, "\n%s: (%d)", k, len(resp.Header[k]))
+			return fmt.Sprintf("(%d)", len(vs)), true
 		case k == "X-Request-Id" && v != "client-id-1":
-			fmt.Fprintf(&b, "\n%s: (generated)", k)
+			return "(generated)", true
 		default:
-			fmt.Fprintf(&b, "\n%s: %s", k, v)
+			return v, true
 		}
-	}
-	fmt.Fprintf(&b, "\nbody %d bytes (err %v) checksum %x", len(body), err, wiretest.Checksum(body))
-	return b.String()
+	})
 }

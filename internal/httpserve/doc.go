@@ -14,6 +14,10 @@
 //     can, and Ending.Finish ends a request (panic recovery, metrics, AccessLog);
 //   - content: ApplyRange reads Range headers by RFC 9110 before http.ServeContent,
 //     NormalizeDates and AppendHTTPDate handle its conditional dates;
+//   - answers: a Plan is one answer (status, header fields in order, body) that a
+//     face computes once; Plan.Serve writes it through net/http (ServeContent for a
+//     200 of known size) and Frame.SendPlan on the HTTP/1.1 fast path (FastServer,
+//     FastWriter), so the two paths cannot drift;
 //   - errors: ErrorWriter answers the plain-text errors of handlers a face does not
 //     write (http.ServeContent, a ServeMux) with the face's own ErrorEncoder;
 //     ClientFault tells a client that left (499) or stalled (408) from a failure;

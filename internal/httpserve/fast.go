@@ -31,6 +31,12 @@ type FastHandler interface {
 	ServeFast(req *FastRequest, w *FastWriter) bool
 }
 
+// FastHandlerFunc is a function as a FastHandler.
+type FastHandlerFunc func(req *FastRequest, w *FastWriter) bool
+
+// ServeFast calls f(req, w).
+func (f FastHandlerFunc) ServeFast(req *FastRequest, w *FastWriter) bool { return f(req, w) }
+
 // FastServer serves connections from a listener on the fast path and passes the
 // others, through Fallback, to an http.Server.
 type FastServer struct {

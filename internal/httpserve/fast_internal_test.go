@@ -29,9 +29,9 @@ func (h *testFast) ServeFast(req *FastRequest, w *FastWriter) bool {
 	default:
 		return false
 	}
-	w.Header(200)
-	w.Add("X-Via", "fast")
-	_ = w.Send(strings.NewReader("fast"), 4, req.Method == http.MethodHead, time.Second)
+	w.header(200)
+	w.add("X-Via", "fast")
+	_ = w.send(strings.NewReader("fast"), 4, req.Method == http.MethodHead, time.Second)
 	return true
 }
 

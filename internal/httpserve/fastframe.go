@@ -31,19 +31,19 @@ func (f *Frame) BeginFast(req *FastRequest) *FastState {
 	return &FastState{Context: req.Context(), ID: f.IDs.Of(string(client))}
 }
 
-// FastHeaders adds the header fields every answer of f carries: X-Request-Id,
+// fastHeaders adds the header fields every answer of f carries: X-Request-Id,
 // nosniff and Server-Timing (with the "app" time until now).
-func (f *Frame) FastHeaders(st *FastState, req *FastRequest, w *FastWriter) {
-	w.Add("X-Request-Id", st.ID)
-	w.Add("X-Content-Type-Options", "nosniff")
+func (f *Frame) fastHeaders(st *FastState, req *FastRequest, w *FastWriter) {
+	w.add("X-Request-Id", st.ID)
+	w.add("X-Content-Type-Options", "nosniff")
 	st.Timer.Add("app", time.Since(req.Start), "")
 	w.buf = append(st.Timer.AppendHeader(append(w.buf, "Server-Timing: "...)), "\r\n"...)
 }
 
-// SendFast sends w's answer (FastWriter.Send) under f's write timeout, extended by
+// sendFast sends w's answer (FastWriter.send) under f's write timeout, extended by
 // the size at f's MinWriteRate as AllowWrite does, and records it in the metrics and
 // the access log as Finish does for route (the pattern net/http would have matched).
-func (f *Frame) SendFast(st *FastState, route string, req *FastRequest, w *FastWriter, body io.Reader, size int64) {
+func (f *Frame) sendFast(st *FastState, route string, req *FastRequest, w *FastWriter, body io.Reader, size int64) {
 	var end func(string, string, int, time.Duration, int64, int64)
 	if f.Begin != nil {
 		end = f.Begin()
@@ -52,7 +52,7 @@ func (f *Frame) SendFast(st *FastState, route string, req *FastRequest, w *FastW
 	if timeout > 0 && !head {
 		timeout = f.writeAllowance(size)
 	}
-	_ = w.Send(body, size, head, timeout)
+	_ = w.send(body, size, head, timeout)
 	d := time.Since(req.Start)
 	if end != nil {
 		end(route, req.Method, w.Status, d, 0, w.Bytes)

@@ -15,6 +15,10 @@ import (
 // first body bytes: in one writev for a body in memory, ahead of sendfile (MSG_MORE)
 // for a file. Date, Content-Length and, when the connection ends, Connection: close
 // are added as net/http adds them.
+//
+// A face writes with it only through a Plan (Frame.SendPlan): its writing methods
+// are this package's, so that no face renders a fast answer of its own beside the
+// one net/http writes (Plan.Serve).
 type FastWriter struct {
 	conn    *Conn
 	buf     []byte
@@ -23,7 +27,7 @@ type FastWriter struct {
 	dateSec int64        // the second date holds
 	date    []byte
 	body    io.LimitedReader
-	Status  int   // the status written; 0 until Send
+	Status  int   // the status written; 0 until send
 	Bytes   int64 // body bytes sent
 	err     error // the connection failed: it ends after this answer
 }
@@ -36,17 +40,17 @@ func (w *FastWriter) reset(req *FastRequest) {
 	}
 }
 
-// Header starts the answer with its status line.
-func (w *FastWriter) Header(status int) {
+// header starts the answer with its status line.
+func (w *FastWriter) header(status int) {
 	w.Status = status
 	w.buf = append(w.buf, "HTTP/1.1 "...)
 	w.buf = strconv.AppendInt(w.buf, int64(status), 10)
 	w.buf = append(append(append(w.buf, ' '), http.StatusText(status)...), "\r\n"...)
 }
 
-// Add adds a header field. As net/http does, CR and LF in value become spaces, then
+// add adds a header field. As net/http does, CR and LF in value become spaces, then
 // spaces and tabs around it are dropped, so no value can end the header early.
-func (w *FastWriter) Add(name, value string) {
+func (w *FastWriter) add(name, value string) {
 	w.buf = append(append(w.buf, name...), ": "...)
 	if strings.ContainsAny(value, "\r\n") {
 		value = newlinesToSpaces.Replace(value)
@@ -54,13 +58,13 @@ func (w *FastWriter) Add(name, value string) {
 	w.buf = append(append(w.buf, trimOWS(value)...), "\r\n"...)
 }
 
-// AddDate adds a header field whose value is t as an HTTP date.
-func (w *FastWriter) AddDate(name string, t time.Time) {
+// addDate adds a header field whose value is t as an HTTP date.
+func (w *FastWriter) addDate(name string, t time.Time) {
 	w.buf = append(append(w.buf, name...), ": "...)
 	w.buf = append(AppendHTTPDate(w.buf, t), "\r\n"...)
 }
 
-// newlinesToSpaces is what Add does to CR and LF in a value.
+// newlinesToSpaces is what add does to CR and LF in a value.
 var newlinesToSpaces = strings.NewReplacer("\r", " ", "\n", " ")
 
 // trimOWS drops spaces and tabs around s.
@@ -69,11 +73,11 @@ func trimOWS(s string) string { return strings.Trim(s, " \t") }
 // errShortBody is a body that ended before the size its answer announced.
 var errShortBody = errors.New("httpserve: body shorter than its Content-Length")
 
-// Send ends the header with Content-Length size and sends it and, unless head (a
+// send ends the header with Content-Length size and sends it and, unless head (a
 // HEAD request's answer), size bytes of body, all within writeTimeout (rounded up to
 // a whole second). A size of -1 is an answer without a body or Content-Length (304).
 // An error means the connection failed and ends.
-func (w *FastWriter) Send(body io.Reader, size int64, head bool, writeTimeout time.Duration) error {
+func (w *FastWriter) send(body io.Reader, size int64, head bool, writeTimeout time.Duration) error {
 	if size >= 0 {
 		w.buf = append(strconv.AppendInt(append(w.buf, "Content-Length: "...), size, 10), "\r\n"...)
 	}

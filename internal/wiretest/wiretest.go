@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,4 +83,31 @@ func Checksum(b []byte) uint32 {
 		h = (h ^ uint32(c)) * 16777619
 	}
 	return h
+}
+
+// Render renders resp for comparing answers: protocol, status, whether the
+// connection closes, the header fields sorted by name, each as mask shows it
+// (keep false leaves it out; a nil mask shows every field's values joined by
+// "|"), and the body's length and checksum. It reads and closes the body.
+func Render(resp *http.Response, mask func(name string, values []string) (shown string, keep bool)) string {
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s close=%v", resp.Proto, resp.Status, resp.Close)
+	keys := make([]string, 0, len(resp.Header))
+	for k := range resp.Header {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		v, keep := strings.Join(resp.Header[k], "|"), true
+		if mask != nil {
+			v, keep = mask(k, resp.Header[k])
+		}
+		if keep {
+			fmt.Fprintf(&b, "\n%s: %s", k, v)
+		}
+	}
+	fmt.Fprintf(&b, "\nbody %d bytes (err %v) checksum %x", len(body), err, Checksum(body))
+	return b.String()
 }

@@ -6,7 +6,8 @@
   report.py kinds RUN.json PHASE ROUND FRONT
       a note of the run's errors by kind and non-2xx statuses, if it had any
   report.py table RESULTS STAGES ROUNDS NOTES
-      the cold pass, the medians of the warm rounds and the ratios coffer/nginx
+      the cold pass, the medians of the warm rounds, the ratios coffer/nginx and
+      (with a front "base", BASE=REV) coffer/base
 """
 import json
 import statistics
@@ -99,6 +100,15 @@ def table(path, stages, rounds, notes):
                        "(%s %.1f MB; target <= 200 MB at 3,000 users); errors %s %d, nginx %d (target 0)"
                        % (phase, f, ratio("bytes/s"), ratio("req/s"), ratio("p99 ms"), ratio("CPU µs/req"), ratio("peak RSS MB"),
                           f, b["peak RSS MB"], f, b["errors"] + b["timeouts"], a["errors"] + a["timeouts"]))
+    for phase in ("cold", "warm"):
+        a, b = meds.get((phase, "base")), meds.get((phase, "coffer"))
+        if not a or not b:
+            continue
+        ratio = lambda c: "%.2fx" % (b[c] / a[c]) if a[c] else "-"
+        out.append("%s, coffer/base (this checkout against BASE): req/s %s (target >= 0.97), CPU/req %s (target <= 1.03), "
+                   "bytes/s %s, p99 %s, peak RSS %s; errors coffer %d, base %d"
+                   % (phase, ratio("req/s"), ratio("CPU µs/req"), ratio("bytes/s"), ratio("p99 ms"), ratio("peak RSS MB"),
+                      b["errors"] + b["timeouts"], a["errors"] + a["timeouts"]))
     caches = [(r["phase"], r["round"], r["cache"]) for r in rows if r["front"] == "nginx"]
     if caches:
         out.append("")
