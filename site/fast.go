@@ -14,7 +14,7 @@ import (
 // those on the connection's own goroutine with one header write and sendfile,
 // without net/http's request, header maps, background reader, per-connection
 // buffers and the 32 KB copy buffer its ReadFrom holds during every sendfile (the
-// memory that made a site at 3,000 connections cost ~290 MB, README "Sites against
+// memory that made a site at 3,000 connections cost ~290 MB, docs/benchmarks/compare-sites.md "Sites against
 // nginx"). Everything else it declines before writing a byte, having started
 // nothing (FastEdge peeks only), and Serve answers it through net/http.
 
